@@ -1,0 +1,76 @@
+"""Typed records that cross module boundaries: what the readers produce and
+what replay, rules and the Spark shell consume.
+
+Every input — a record in a binary segment or snapshot, a line of
+kafka-dump-log output, a broker registration event, a log-dir inventory —
+becomes either a `MetadataEvent` or a `Quarantined` row. Nothing else.
+
+Payloads keep Kafka's own vocabulary: `type` is the upper-snake name that
+`kafka-dump-log --cluster-metadata-decoder` prints ("PARTITION_CHANGE_RECORD",
+"LEADER_CHANGE"), and `data` holds every field of that record version by its
+camelCase JSON name with defaults filled in for absent tagged fields (so a
+PartitionChangeRecord without a Leader has ``data["leader"] == -2``). UUIDs are
+Kafka's 22-character url-safe base64 strings, as Kafka's tools print them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# What an event is.
+KIND_RECORD = "record"  # a metadata record (apiKey known or not)
+KIND_CONTROL = "control"  # a Raft control record: LEADER_CHANGE, SNAPSHOT_HEADER, ...
+KIND_REGISTRATION = "registration"  # a BrokerRegistration request as the controller saw it
+KIND_LOG_DIRS = "log_dirs"  # one broker's log-dir inventory (kafka-log-dirs --describe)
+
+# Type names of the side inputs (not Kafka records).
+BROKER_REGISTRATION_REQUEST = "BROKER_REGISTRATION_REQUEST"
+BROKER_LOG_DIRS = "BROKER_LOG_DIRS"
+# A metadata record whose apiKey or version this build does not know.
+UNKNOWN_RECORD = "UNKNOWN_RECORD"
+
+NO_OFFSET = -1
+
+
+@dataclass(slots=True)
+class MetadataEvent:
+    """One input event, in log order when it comes from a metadata log."""
+
+    cluster_id: str
+    source: str  # file name or input name the event was read from
+    position: int  # byte position of its batch in the file, or line number
+    offset: int  # log offset; NO_OFFSET for side inputs (registration, log dirs)
+    batch_base_offset: int  # atomic batch limits; NO_OFFSET for side inputs
+    batch_last_offset: int
+    timestamp_ms: int  # batch CreateTime, or the side event's time
+    kind: str
+    type: str
+    version: int
+    data: dict[str, Any] = field(default_factory=dict)
+    api_key: int = -1  # -1 for control records and side inputs
+    raw: bytes | None = None  # the record value, kept only for UNKNOWN_RECORD
+
+    @property
+    def topic_id(self) -> str | None:
+        return self.data.get("topicId")
+
+    @property
+    def partition_id(self) -> int | None:
+        return self.data.get("partitionId")
+
+    @property
+    def is_batch_end(self) -> bool:
+        return self.offset == self.batch_last_offset
+
+
+@dataclass(slots=True)
+class Quarantined:
+    """Input that could not be used, with where it was and why."""
+
+    cluster_id: str
+    source: str
+    position: int  # byte position or line number of the bad input
+    reason: str  # a sentence a human can act on
+    raw: bytes = b""  # the offending bytes or line (truncated to a sane size)
+    offset: int = NO_OFFSET  # the log offset, when it is known

@@ -1,7 +1,7 @@
 """Rows the auditor's core emits and the sinks write, one dataclass per table.
 
 The core fills these; the Spark shell turns lists of them into Arrow tables
-(`kraft_audit.spark.schemas`) and writes them to Delta. Keys are deterministic
+(`kraft_audit.spark.tables`) and writes them to Delta. Keys are deterministic
 so a replayed micro-batch produces the same rows and merges stay idempotent.
 """
 

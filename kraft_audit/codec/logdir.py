@@ -1,0 +1,443 @@
+"""The `__cluster_metadata-0` directory: segments, snapshots, meta.properties,
+bootstrap.checkpoint; a full ordered read, a resumable per-segment read for
+the streaming source, and a writer that lays files out as Kafka does.
+
+Layout (Kafka's LocalLog / Snapshots):
+  <data dir>/meta.properties, <data dir>/bootstrap.checkpoint
+  <data dir>/__cluster_metadata-0/<baseOffset %020d>.log
+  <data dir>/__cluster_metadata-0/<endOffset %020d>-<epoch %010d>.checkpoint
+A snapshot's end offset is exclusive: it holds the state after offset
+endOffset - 1. Records inside a snapshot carry the snapshot's own offsets
+(0 for the header batch, then 1, 2, ...), as kafka-dump-log prints them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kraft_audit.codec import wire
+from kraft_audit.codec.batches import (
+    LOG_OVERHEAD,
+    Batch,
+    BatchProblem,
+    batch_events,
+    encode_batch,
+    iter_batches,
+    problem_to_quarantined,
+)
+from kraft_audit.codec.records import encode_control, encode_value
+from kraft_audit.events import NO_OFFSET, MetadataEvent, Quarantined
+
+METADATA_DIR = "__cluster_metadata-0"
+META_PROPERTIES = "meta.properties"
+BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
+SEGMENT_RE = re.compile(r"^(\d{20})\.log$")
+SNAPSHOT_RE = re.compile(
+    r"^(\d{20})-(\d{10})\.checkpoint$"
+)  # .part and .deleted are not snapshots yet/any more
+
+DEFAULT_SEGMENT_BYTES = 1 << 30  # Kafka's metadata.log.segment.bytes default
+MAX_RECORDS_PER_BATCH = 10_000  # snapshot writer: split big record lists into batches
+
+
+# ---------------------------------------------------------------- layout
+
+
+def metadata_dir(path: str | os.PathLike) -> Path:
+    """The directory holding segments: ``path`` itself or its ``__cluster_metadata-0``."""
+    path = Path(path)
+    nested = path / METADATA_DIR
+    return nested if nested.is_dir() else path
+
+
+def read_meta_properties(path: str | os.PathLike) -> dict[str, str]:
+    """meta.properties of a data dir (or of the parent of a metadata dir); {} if none."""
+    path = Path(path)
+    for candidate in (path / META_PROPERTIES, path.parent / META_PROPERTIES):
+        if candidate.is_file():
+            props = {}
+            for line in candidate.read_text(encoding="utf-8", errors="replace").splitlines():
+                line = line.strip()
+                if line and not line.startswith(("#", "!")) and "=" in line:
+                    key, _, value = line.partition("=")
+                    props[key.strip()] = value.strip()
+            return props
+    return {}
+
+
+def list_segments(path: str | os.PathLike) -> list[tuple[int, Path]]:
+    """(base offset, file) of every segment, in offset order."""
+    directory = metadata_dir(path)
+    found = [(int(m.group(1)), p) for p in directory.iterdir() if (m := SEGMENT_RE.match(p.name))]
+    return sorted(found)
+
+
+def list_snapshots(path: str | os.PathLike) -> list[tuple[int, int, Path]]:
+    """(end offset, epoch, file) of every complete snapshot, oldest first."""
+    directory = metadata_dir(path)
+    found = [
+        (int(m.group(1)), int(m.group(2)), p)
+        for p in directory.iterdir()
+        if (m := SNAPSHOT_RE.match(p.name))
+    ]
+    return sorted(found)
+
+
+def segment_name(base_offset: int) -> str:
+    return f"{base_offset:020d}.log"
+
+
+def snapshot_name(end_offset: int, epoch: int) -> str:
+    return f"{end_offset:020d}-{epoch:010d}.checkpoint"
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_file_events(
+    path: str | os.PathLike, cluster_id: str, data: bytes | None = None
+) -> Iterator[MetadataEvent | Quarantined]:
+    """Every event of one segment or snapshot file; a torn tail is quarantined."""
+    path = Path(path)
+    buf = path.read_bytes() if data is None else data
+    for item in iter_batches(buf):
+        if isinstance(item, Batch):
+            yield from batch_events(item, cluster_id, path.name)
+        else:
+            yield problem_to_quarantined(item, cluster_id, path.name)
+
+
+def read_log_dir(
+    path: str | os.PathLike, cluster_id: str | None = None, start: str = "earliest"
+) -> Iterator[MetadataEvent | Quarantined]:
+    """Every event of a metadata log dir in offset order.
+
+    ``start="earliest"`` reads the segments from the first offset; it boots
+    from the newest snapshot only when the segments before it are gone.
+    ``start="snapshot"`` boots from the newest snapshot whenever there is one.
+    Segment records the snapshot already covers are skipped.
+    """
+    if start not in ("earliest", "snapshot"):
+        raise ValueError(f"start must be 'earliest' or 'snapshot', not {start!r}")
+    directory = metadata_dir(path)
+    if cluster_id is None:
+        cluster_id = read_meta_properties(directory).get("cluster.id", "")
+    segments = list_segments(directory)
+    snapshots = list_snapshots(directory)
+    first_offset = segments[0][0] if segments else None
+    next_offset = 0
+    if snapshots and (start == "snapshot" or first_offset is None or first_offset > 0):
+        end_offset, _epoch, snapshot = snapshots[-1]
+        yield from read_file_events(snapshot, cluster_id)
+        next_offset = end_offset
+    if first_offset is not None and first_offset > next_offset:
+        reason = (
+            f"offsets {next_offset}..{first_offset - 1} are missing: the log starts at offset "
+            f"{first_offset} and no snapshot covers the records before it"
+        )
+        yield Quarantined(cluster_id, segments[0][1].name, 0, reason, offset=next_offset)
+        next_offset = first_offset
+    for _base, segment in segments:
+        for item in read_file_events(segment, cluster_id):
+            if isinstance(item, MetadataEvent):
+                if item.offset < next_offset:
+                    continue  # already covered by the snapshot or an earlier segment
+                if item.offset > next_offset and item.offset == item.batch_base_offset:
+                    reason = (
+                        f"offsets {next_offset}..{item.offset - 1} are missing before the batch "
+                        f"at position {item.position}"
+                    )
+                    yield Quarantined(
+                        cluster_id, item.source, item.position, reason, offset=next_offset
+                    )
+                next_offset = item.offset + 1
+            yield item
+
+
+@dataclass(slots=True)
+class SegmentRead:
+    """What one resumable read of a segment consumed."""
+
+    events: list[MetadataEvent] = field(default_factory=list)
+    quarantined: list[Quarantined] = field(default_factory=list)
+    # Byte position after the last whole batch (or bad bytes) consumed.
+    next_position: int = 0
+    # Last offset consumed + 1; NO_OFFSET if no batch was consumed.
+    next_offset: int = NO_OFFSET
+    # An incomplete batch (or zero fill) ends the file: retry later from next_position.
+    waiting: bool = False
+    # What that incomplete tail is, should the segment never grow.
+    torn_tail: Quarantined | None = None
+
+
+def read_segment(
+    path: str | os.PathLike,
+    cluster_id: str,
+    position: int = 0,
+    max_bytes: int | None = None,
+    max_records: int | None = None,
+) -> SegmentRead:
+    """Read whole batches of a (possibly live) segment from ``position``.
+
+    Batches are never split: ``max_records`` stops after the batch that
+    reaches it and ``max_bytes`` after the last batch that fits (but at least
+    one batch is read). Bad bytes in the middle are quarantined and skipped;
+    an incomplete batch at the end of the file is not consumed: ``waiting``
+    says to come back when the writer has finished it.
+    """
+    path = Path(path)
+    result = SegmentRead(next_position=position)
+    with open(path, "rb") as fh:
+        file_size = os.fstat(fh.fileno()).st_size
+        want = file_size - position if max_bytes is None else min(max_bytes, file_size - position)
+        fh.seek(position)
+        buf = fh.read(max(want, 0))
+        if want < file_size - position:
+            # Never stall on a first batch bigger than max_bytes: read it whole.
+            if len(buf) < LOG_OVERHEAD:
+                buf += fh.read(LOG_OVERHEAD - len(buf))
+            first_size = (
+                LOG_OVERHEAD + wire.INT32.unpack_from(buf, 8)[0] if len(buf) >= LOG_OVERHEAD else 0
+            )
+            if len(buf) < first_size <= file_size - position:
+                buf += fh.read(first_size - len(buf))
+    reached_eof = position + len(buf) >= file_size
+    records = 0
+    for item in iter_batches(buf, base_position=position):
+        if isinstance(item, BatchProblem):
+            if item.at_tail:
+                if reached_eof:
+                    result.waiting = True
+                    result.torn_tail = problem_to_quarantined(item, cluster_id, path.name)
+                break  # otherwise a batch cut by max_bytes: the next read gets it whole
+            result.quarantined.append(problem_to_quarantined(item, cluster_id, path.name))
+            result.next_position = item.position + item.size
+            continue
+        for event in batch_events(item, cluster_id, path.name):
+            (result.events if isinstance(event, MetadataEvent) else result.quarantined).append(
+                event
+            )
+        records += item.records_count
+        result.next_position = item.position + item.size
+        result.next_offset = item.last_offset + 1
+        if max_records is not None and records >= max_records:
+            break
+    return result
+
+
+# ---------------------------------------------------------------- writing
+
+
+class LogDirWriter:
+    """Writes a metadata log dir as a KRaft controller would.
+
+    ``path`` is the data dir (meta.properties, bootstrap.checkpoint and
+    ``__cluster_metadata-0/`` go in it) or the ``__cluster_metadata-0`` dir
+    itself. Reopening an existing dir resumes after its last whole batch, so
+    a log can be appended to over time while another process tails it; each
+    batch is written with one write() and flushed.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        cluster_id: str,
+        node_id: int = 1,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        leader_epoch: int = 1,
+        metadata_version: int = 25,
+        bootstrap_records: list[tuple[str, int, dict[str, Any]]] | None = None,
+    ) -> None:
+        path = Path(path)
+        self.data_dir = path.parent if path.name == METADATA_DIR else path
+        self.log_dir = self.data_dir / METADATA_DIR
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.cluster_id = cluster_id
+        self.node_id = node_id
+        self.segment_bytes = segment_bytes
+        self.leader_epoch = leader_epoch
+        self._write_meta_properties()
+        if not (self.data_dir / BOOTSTRAP_CHECKPOINT).exists():
+            bootstrap = bootstrap_records or [
+                (
+                    "FEATURE_LEVEL_RECORD",
+                    0,
+                    {"name": "metadata.version", "featureLevel": metadata_version},
+                )
+            ]
+            self._write_snapshot_file(self.data_dir / BOOTSTRAP_CHECKPOINT, bootstrap, 0, 0)
+        self._segment = None
+        self._segment_size = 0
+        self.next_offset = 0
+        self._resume()
+
+    # -- files
+
+    def _write_meta_properties(self) -> None:
+        target = self.data_dir / META_PROPERTIES
+        if target.exists():
+            return
+        directory_id = wire.uuid_to_str(uuid.uuid4().bytes)
+        target.write_text(
+            f"#\n#Written by kraft-audit\nnode.id={self.node_id}\ndirectory.id={directory_id}\n"
+            f"version=1\ncluster.id={self.cluster_id}\n",
+            encoding="utf-8",
+        )
+
+    def _resume(self) -> None:
+        segments = list_segments(self.log_dir)
+        if not segments:
+            snapshots = list_snapshots(self.log_dir)
+            self.next_offset = snapshots[-1][0] if snapshots else 0
+            return
+        base, last = segments[-1]
+        buf = last.read_bytes()
+        end = len(buf)
+        self.next_offset = base
+        for item in iter_batches(buf):
+            if isinstance(item, Batch):
+                self.next_offset = item.last_offset + 1
+                self.leader_epoch = max(self.leader_epoch, item.leader_epoch)
+            elif item.at_tail:  # drop a torn tail, as Kafka's recovery truncates it
+                end = item.position
+                with open(last, "r+b") as fh:
+                    fh.truncate(end)
+        self._segment = open(last, "ab")
+        self._segment_size = end
+
+    def _write_batch(self, batch: bytes) -> None:
+        if self._segment is None or (
+            self._segment_size and self._segment_size + len(batch) > self.segment_bytes
+        ):
+            self._roll()
+        self._segment.write(batch)
+        self._segment.flush()
+        self._segment_size += len(batch)
+
+    def _roll(self) -> None:
+        if self._segment is not None:
+            self._segment.close()
+        self._segment = open(self.log_dir / segment_name(self.next_offset), "ab")
+        self._segment_size = 0
+
+    # -- appends
+
+    def append(
+        self,
+        records: list[tuple[str, int, dict[str, Any]]],
+        timestamp_ms: int,
+        leader_epoch: int | None = None,
+    ) -> tuple[int, int]:
+        """Write ``(type_name, version, data)`` records as ONE atomic batch."""
+        values = [encode_value(type_name, version, data) for type_name, version, data in records]
+        return self.append_values(values, timestamp_ms, leader_epoch)
+
+    def append_values(
+        self, values: list[bytes], timestamp_ms: int, leader_epoch: int | None = None
+    ) -> tuple[int, int]:
+        """Write already-encoded record values as one batch."""
+        if leader_epoch is not None:
+            self.leader_epoch = leader_epoch
+        base = self.next_offset
+        self._write_batch(encode_batch(base, values, timestamp_ms, self.leader_epoch))
+        self.next_offset = base + len(values)
+        return base, self.next_offset - 1
+
+    def append_control(
+        self,
+        type_name: str,
+        data: dict[str, Any],
+        timestamp_ms: int,
+        leader_epoch: int | None = None,
+    ) -> int:
+        """Write one control record (LEADER_CHANGE, KRAFT_VOTERS, ...) in its own control batch."""
+        if leader_epoch is not None:
+            self.leader_epoch = leader_epoch
+        key, value = encode_control(type_name, data)
+        offset = self.next_offset
+        self._write_batch(
+            encode_batch(offset, [value], timestamp_ms, self.leader_epoch, control=True, keys=[key])
+        )
+        self.next_offset = offset + 1
+        return offset
+
+    def append_leader_change(
+        self, leader_id: int, timestamp_ms: int, leader_epoch: int, voters: Iterable[int] = (1,)
+    ) -> int:
+        """The control record a new leader writes at the start of its epoch."""
+        voter_list = [{"voterId": v} for v in voters]
+        return self.append_control(
+            "LEADER_CHANGE",
+            {
+                "version": 0,
+                "leaderId": leader_id,
+                "voters": voter_list,
+                "grantingVoters": voter_list,
+            },
+            timestamp_ms,
+            leader_epoch,
+        )
+
+    # -- snapshots
+
+    def write_snapshot(
+        self,
+        records: list[tuple[str, int, dict[str, Any]]],
+        end_offset: int,
+        epoch: int,
+        timestamp_ms: int,
+    ) -> Path:
+        """Write ``<endOffset>-<epoch>.checkpoint`` (via .part, then rename)."""
+        final = self.log_dir / snapshot_name(end_offset, epoch)
+        partial = final.with_name(final.name + ".part")
+        self._write_snapshot_file(partial, records, epoch, timestamp_ms)
+        os.replace(partial, final)
+        return final
+
+    @staticmethod
+    def _write_snapshot_file(
+        target: Path, records: list[tuple[str, int, dict[str, Any]]], epoch: int, timestamp_ms: int
+    ) -> None:
+        header_key, header_value = encode_control(
+            "SNAPSHOT_HEADER", {"version": 0, "lastContainedLogTimestamp": timestamp_ms}
+        )
+        footer_key, footer_value = encode_control("SNAPSHOT_FOOTER", {"version": 0})
+        parts = [
+            encode_batch(0, [header_value], timestamp_ms, epoch, control=True, keys=[header_key])
+        ]
+        offset = 1
+        values = [encode_value(t, v, d) for t, v, d in records]
+        for start in range(0, len(values), MAX_RECORDS_PER_BATCH):
+            chunk = values[start : start + MAX_RECORDS_PER_BATCH]
+            parts.append(encode_batch(offset, chunk, timestamp_ms, epoch))
+            offset += len(chunk)
+        parts.append(
+            encode_batch(
+                offset, [footer_value], timestamp_ms, epoch, control=True, keys=[footer_key]
+            )
+        )
+        target.write_bytes(b"".join(parts))
+
+    # -- lifecycle
+
+    def flush(self) -> None:
+        if self._segment is not None:
+            self._segment.flush()
+            os.fsync(self._segment.fileno())
+
+    def close(self) -> None:
+        if self._segment is not None:
+            self._segment.close()
+            self._segment = None
+
+    def __enter__(self) -> LogDirWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,109 @@
+"""Kafka wire primitives: unsigned varints (message bodies), zig-zag varints
+(records inside a batch), big-endian integers and Kafka's uuid text form.
+
+Readers take ``(buf, pos)`` and return ``(value, new_pos)``; they raise
+`WireError` on truncated or over-long input so callers can quarantine it.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+
+INT8 = struct.Struct(">b")
+INT16 = struct.Struct(">h")
+UINT16 = struct.Struct(">H")
+INT32 = struct.Struct(">i")
+INT64 = struct.Struct(">q")
+FLOAT64 = struct.Struct(">d")
+
+
+class WireError(ValueError):
+    """Bytes that do not follow the Kafka wire format."""
+
+
+def read_uvarint(buf, pos: int) -> tuple[int, int]:
+    """An unsigned varint of at most 5 bytes (Kafka's ByteUtils.readUnsignedVarint)."""
+    value = 0
+    shift = 0
+    try:
+        while True:
+            b = buf[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            if b < 0x80:
+                return value, pos
+            shift += 7
+            if shift > 28:
+                raise WireError("varint longer than 5 bytes")
+    except IndexError:
+        raise WireError("varint runs past the end of the data") from None
+
+
+def read_uvarlong(buf, pos: int) -> tuple[int, int]:
+    """An unsigned varint of at most 10 bytes."""
+    value = 0
+    shift = 0
+    try:
+        while True:
+            b = buf[pos]
+            pos += 1
+            value |= (b & 0x7F) << shift
+            if b < 0x80:
+                return value, pos
+            shift += 7
+            if shift > 63:
+                raise WireError("varlong longer than 10 bytes")
+    except IndexError:
+        raise WireError("varlong runs past the end of the data") from None
+
+
+def read_varint(buf, pos: int) -> tuple[int, int]:
+    """A zig-zag signed 32-bit varint (record fields inside a batch)."""
+    raw, pos = read_uvarint(buf, pos)
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def read_varlong(buf, pos: int) -> tuple[int, int]:
+    """A zig-zag signed 64-bit varint (timestampDelta)."""
+    raw, pos = read_uvarlong(buf, pos)
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def write_uvarint(value: int) -> bytes:
+    if value < 0x80:
+        return bytes((value,))
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def write_varint(value: int) -> bytes:
+    """Zig-zag encode a signed 32-bit value."""
+    return write_uvarint(((value << 1) ^ (value >> 31)) & 0xFFFFFFFF)
+
+
+def write_varlong(value: int) -> bytes:
+    """Zig-zag encode a signed 64-bit value."""
+    return write_uvarint(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)
+
+
+def uuid_to_str(raw: bytes) -> str:
+    """16 bytes → Kafka's 22-character url-safe base64 (Uuid.toString)."""
+    return base64.urlsafe_b64encode(raw)[:22].decode("ascii")
+
+
+def uuid_from_str(text: str) -> bytes:
+    """Kafka's 22-character url-safe base64 → 16 bytes (Uuid.fromString)."""
+    if len(text) != 22:
+        raise WireError(f"uuid {text!r} is not 22 characters of url-safe base64")
+    try:
+        raw = base64.urlsafe_b64decode(text + "==")
+    except ValueError:
+        raise WireError(f"uuid {text!r} is not url-safe base64") from None
+    if len(raw) != 16:
+        raise WireError(f"uuid {text!r} does not hold 16 bytes")
+    return raw

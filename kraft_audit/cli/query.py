@@ -1,0 +1,169 @@
+"""`kraft-audit query TABLES QUESTION`: the analysts' questions over the Delta
+tables of a run, printed as a table or as JSON lines (--json).
+
+  under-min-isr [--since 7d]         intervals under min ISR and how long they lasted
+  unclean-elections [--since 7d]     each unclean election and the ISR/ELR just before
+  partition --topic T --partition P [--at-offset N]
+                                     a partition as it was at an offset
+  violations [--rule R] [--severity S] [--since 7d]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+
+from kraft_audit import query
+from kraft_audit.cli.main import UsageError
+
+# question -> (columns of the table output, function of (args, since_ms) -> rows)
+QUESTIONS = {
+    "under-min-isr": (
+        [
+            "cluster_id",
+            "topic",
+            "partition",
+            "start_offset",
+            "start_ms",
+            "end_offset",
+            "end_ms",
+            "duration_seconds",
+        ],
+        lambda a, since: query.under_min_isr(a.tables, since_ms=since, cluster=a.cluster),
+    ),
+    "unclean-elections": (
+        [
+            "cluster_id",
+            "topic",
+            "partition",
+            "offset",
+            "timestamp_ms",
+            "leader",
+            "leader_epoch",
+            "leader_before",
+            "isr_before",
+            "elr_before",
+            "last_known_elr_before",
+        ],
+        lambda a, since: query.unclean_elections(a.tables, since_ms=since, cluster=a.cluster),
+    ),
+    "partition": (
+        [
+            "cluster_id",
+            "topic",
+            "partition",
+            "offset",
+            "leader",
+            "leader_epoch",
+            "replicas",
+            "isr",
+            "elr",
+            "last_known_elr",
+            "leader_recovery_state",
+            "partition_epoch",
+            "effective_min_isr",
+        ],
+        lambda a, since: query.partition_at(a.tables, a.topic, a.partition, a.at_offset, a.cluster),
+    ),
+    "violations": (
+        [
+            "cluster_id",
+            "offset",
+            "timestamp_ms",
+            "rule_id",
+            "severity",
+            "topic",
+            "partition",
+            "broker_id",
+            "message",
+        ],
+        lambda a, since: query.violations(
+            a.tables, rule=a.rule, since_ms=since, cluster=a.cluster, severity=a.severity
+        ),
+    ),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "tables", metavar="TABLES", help="the tables directory of a kraft-audit run"
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--cluster", help="only this cluster id")
+    common.add_argument("--json", action="store_true", help="one JSON object per line")
+    since = argparse.ArgumentParser(add_help=False)
+    since.add_argument("--since", help="7d, 12h, 30m, or an ISO date/time (UTC)")
+    questions = parser.add_subparsers(dest="question", required=True, metavar="QUESTION")
+    questions.add_parser(
+        "under-min-isr",
+        parents=[common, since],
+        help="intervals partitions spent under min ISR, longest first",
+    )
+    questions.add_parser(
+        "unclean-elections",
+        parents=[common, since],
+        help="unclean leader elections with the ISR and ELR just before",
+    )
+    one = questions.add_parser("partition", parents=[common], help="a partition at an offset")
+    one.add_argument("--topic", required=True, help="topic name or topic id")
+    one.add_argument("--partition", required=True, type=int)
+    one.add_argument(
+        "--at-offset", type=int, help="metadata log offset (default: the latest state)"
+    )
+    found = questions.add_parser("violations", parents=[common, since], help="broken invariants")
+    found.add_argument("--rule", help="only this rule id")
+    found.add_argument("--severity", choices=("critical", "error", "warning", "info"))
+
+
+def run(args: argparse.Namespace) -> int:
+    columns, ask = QUESTIONS[args.question]
+    try:
+        since = query.parse_since(args.since) if getattr(args, "since", None) else None
+        rows = ask(args, since)
+    except (ValueError, query.MissingTable) as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        for row in rows:
+            print(json.dumps(row, default=_json_default))
+    else:
+        print_table(rows, columns)
+    return 0
+
+
+def print_table(rows: list[dict], columns: list[str], out=None) -> None:
+    out = out or sys.stdout
+    if not rows:
+        print("(none)", file=out)
+        return
+    cells = [[_cell(column, row.get(column)) for column in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    for line in [columns, *cells]:
+        print("  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip(), file=out)
+
+
+def _cell(column: str, value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return ",".join(map(str, value)) or "-"
+    if column.endswith("_ms"):
+        return dt.datetime.fromtimestamp(value / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if column == "duration_seconds":
+        return _duration(value)
+    return str(value)
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
+def _json_default(value):
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.hex()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

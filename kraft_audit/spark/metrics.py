@@ -1,0 +1,266 @@
+"""The auditor's Prometheus endpoint: KIP-966's gauges per cluster and the
+auditor's own health.
+
+`AuditMetrics` is a custom collector on its own registry. The driver calls
+`update()` after each micro-batch's Delta writes; every scrape then builds
+fresh metric families from the latest counts of each (cluster, bucket), so a
+label value nobody reports any more disappears instead of going stale. After
+a restart, `restore()` reloads the same figures from the `gauges`, `progress`
+and `violations` tables. Per-partition detail stays in Delta: labels are
+cluster, rule, severity and a four-valued electable-leaders bucket only.
+docs/operations.md lists every metric.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import Counter, defaultdict
+
+from deltalake import DeltaTable
+from prometheus_client import start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
+from prometheus_client.registry import Collector, CollectorRegistry
+
+PREFIX = "kraft_audit_"
+ELECTABLE_BUCKETS = ("0", "1", "2", "3+")
+
+# ClusterGauges field -> (metric name without prefix, help), named after KIP-966's metrics.
+_PARTITION_GAUGES = {
+    "under_min_isr": (
+        "global_under_min_isr_partition_count",
+        "Partitions whose ISR is smaller than the effective min ISR (KIP-966).",
+    ),
+    "unclean_recovery": (
+        "unclean_recovery_partitions_count",
+        "Partitions in leader recovery state RECOVERING after an unclean election (KIP-966).",
+    ),
+    "manual_election_required": (
+        "manual_leader_election_required_partition_count",
+        "Leaderless partitions with empty ISR and ELR: only an operator can elect (KIP-966).",
+    ),
+    "leaderless": ("leaderless_partitions", "Partitions without a leader."),
+    "elr_in_use": ("elr_in_use_partitions", "Partitions with a non-empty ELR."),
+    "partitions": ("partitions", "Partitions the auditor tracks."),
+}
+_PARTITION_COUNTERS = {
+    "unclean_recovery_finished_total": (
+        "unclean_recovery_finished",
+        "Unclean recoveries finished: RECOVERING -> RECOVERED (KIP-966).",
+    ),
+    "unclean_elections_total": ("unclean_elections", "Unclean leader elections seen in the log."),
+    "elr_elections_total": ("elr_elections", "Leaders elected from the ELR."),
+}
+
+
+class AuditMetrics(Collector):
+    """Latest audit figures, exposed on `self.registry`."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self._lock = threading.Lock()
+        self._buckets: dict[tuple[str, int], dict] = {}  # (cluster, bucket) -> latest gauges row
+        self._clusters: dict[str, dict] = defaultdict(dict)  # cluster -> last offset, lag
+        self._records: Counter = Counter()  # cluster -> records read
+        self._violations: Counter = Counter()  # (cluster, rule, severity) -> violations
+        self._quarantined = 0
+        self._batches = 0
+        self._batch_seconds = 0.0
+        self._last_batch: dict = {}
+        self._last_batch_id: int | None = None
+        self.registry.register(self)
+
+    def update(
+        self, batch_id: int, gauges_rows: list[dict], progress: dict, violations: list[dict] = ()
+    ) -> bool:
+        """Take in one micro-batch: its gauges rows (one per cluster and
+        bucket), its `progress` row and its violation rows. A batch already
+        taken in (a replay after a failure) changes nothing; returns whether
+        this one did."""
+        with self._lock:
+            if self._last_batch_id is not None and batch_id <= self._last_batch_id:
+                return False
+            self._last_batch_id = batch_id
+            for row in gauges_rows:
+                self._buckets[(row["cluster_id"], row.get("bucket", 0))] = row
+                self._note_offset(row["cluster_id"], row.get("last_offset"))
+            self._violations.update(
+                (v["cluster_id"], v["rule_id"], v["severity"]) for v in violations
+            )
+            self._take_progress(_with_batch(progress, batch_id))
+            return True
+
+    def restore(self, tables_root: str, app_id: str | None = None) -> None:
+        """Reload gauges and counters from the Delta tables of a previous run.
+        With `app_id`, batches that query already wrote are not counted again
+        when Spark replays them."""
+        gauges = _read(tables_root, "gauges")
+        progress = sorted(
+            _read(tables_root, "progress"), key=lambda r: (r["started_ms"], r["batch_id"])
+        )
+        violations = _read(tables_root, "violations", columns=["cluster_id", "rule_id", "severity"])
+        with self._lock:
+            for row in gauges:
+                row["electable_leaders"] = dict(row["electable_leaders"] or [])
+                self._buckets[(row["cluster_id"], row["bucket"])] = row
+                self._note_offset(row["cluster_id"], row["last_offset"])
+            for row in progress:
+                self._take_progress(row)
+            self._violations.update(
+                (v["cluster_id"], v["rule_id"], v["severity"]) for v in violations
+            )
+            mine = [
+                r["batch_id"] for r in progress if app_id is not None and r.get("app_id") == app_id
+            ]
+            if mine:
+                self._last_batch_id = max(mine)
+
+    def start_server(self, host: str = "127.0.0.1", port: int = 0):
+        """Serve /metrics on host:port (0: any free port); returns (server, port)."""
+        server, _thread = start_http_server(port, addr=host, registry=self.registry)
+        return server, server.server_port
+
+    def _take_progress(self, progress: dict) -> None:
+        self._batches += 1
+        self._batch_seconds += progress.get("duration_seconds") or 0.0
+        self._quarantined += progress.get("quarantined") or 0
+        self._last_batch = progress
+        for cluster in progress.get("clusters") or []:
+            name = cluster["cluster_id"]
+            self._records[name] += cluster.get("records") or 0
+            self._note_offset(name, cluster.get("max_offset"))
+            for lag in ("lag_records", "lag_seconds"):
+                if cluster.get(lag) is not None:
+                    self._clusters[name][lag] = cluster[lag]
+
+    def _note_offset(self, cluster: str, offset: int | None) -> None:
+        if offset is not None and offset > self._clusters[cluster].get("last_offset", -1):
+            self._clusters[cluster]["last_offset"] = offset
+
+    def collect(self):
+        with self._lock:
+            per_cluster = _sum_buckets(self._buckets.values())
+            yield from _cluster_families(per_cluster)
+            yield from self._health_families()
+
+    def _health_families(self):
+        records = _counter("records", "Metadata log records read.", ["cluster"])
+        for cluster, n in sorted(self._records.items()):
+            records.add_metric([cluster], n)
+        violations = _counter(
+            "violations", "Broken invariants found.", ["cluster", "rule", "severity"]
+        )
+        for (cluster, rule, severity), n in sorted(self._violations.items()):
+            violations.add_metric([cluster, rule, severity], n)
+        quarantined = _counter("quarantined", "Input set aside as undecodable.")
+        quarantined.add_metric([], self._quarantined)
+        yield from (records, violations, quarantined)
+
+        offset = _gauge("last_offset", "Newest metadata log offset applied.", ["cluster"])
+        lag_records = _gauge("lag_records", "Records in the log not yet applied.", ["cluster"])
+        lag_seconds = _gauge(
+            "lag_seconds",
+            "Record time of the log's newest record minus that of the last applied.",
+            ["cluster"],
+        )
+        for cluster, figures in sorted(self._clusters.items()):
+            for family, key in (
+                (offset, "last_offset"),
+                (lag_records, "lag_records"),
+                (lag_seconds, "lag_seconds"),
+            ):
+                if key in figures:
+                    family.add_metric([cluster], figures[key])
+        yield from (offset, lag_records, lag_seconds)
+
+        yield SummaryMetricFamily(
+            PREFIX + "batch_duration_seconds",
+            "Micro-batch wall time.",
+            count_value=self._batches,
+            sum_value=self._batch_seconds,
+        )
+        if self._last_batch:
+            yield GaugeMetricFamily(
+                PREFIX + "last_batch_duration_seconds",
+                "Wall time of the newest micro-batch.",
+                value=self._last_batch.get("duration_seconds") or 0.0,
+            )
+            finished_ms = self._last_batch["started_ms"] + 1000 * (
+                self._last_batch.get("duration_seconds") or 0.0
+            )
+            yield GaugeMetricFamily(
+                PREFIX + "last_batch_timestamp_seconds",
+                "Unix time the newest micro-batch finished.",
+                value=finished_ms / 1000,
+            )
+            yield GaugeMetricFamily(
+                PREFIX + "last_batch_id",
+                "Id of the newest micro-batch.",
+                value=self._last_batch["batch_id"],
+            )
+
+
+def _with_batch(progress: dict, batch_id: int) -> dict:
+    """The progress row with its batch id and a start time (now, if the caller had none)."""
+    progress = {**progress, "batch_id": batch_id}
+    if progress.get("started_ms") is None:
+        progress["started_ms"] = time.time() * 1000 - 1000 * (progress.get("duration_seconds") or 0)
+    return progress
+
+
+def _sum_buckets(rows) -> dict[str, dict]:
+    """Per cluster: the gauges summed over buckets, electable leaders folded into 0, 1, 2, 3+."""
+    clusters: dict[str, dict] = {}
+    for row in rows:
+        total = clusters.setdefault(row["cluster_id"], Counter())
+        for field in (*_PARTITION_GAUGES, *_PARTITION_COUNTERS):
+            total[field] += row.get(field) or 0
+        for electable, n in (row.get("electable_leaders") or {}).items():
+            total["electable:" + _electable_bucket(electable)] += n
+    return clusters
+
+
+def _electable_bucket(electable: str) -> str:
+    try:
+        count = int(electable)
+    except ValueError:  # already a bucket label such as "3+"
+        return "3+"
+    return str(count) if count < 3 else "3+"
+
+
+def _cluster_families(per_cluster: dict[str, dict]):
+    for field, (name, help_text) in _PARTITION_GAUGES.items():
+        family = _gauge(name, help_text, ["cluster"])
+        for cluster, total in sorted(per_cluster.items()):
+            family.add_metric([cluster], total[field])
+        yield family
+    for field, (name, help_text) in _PARTITION_COUNTERS.items():
+        family = _counter(name, help_text, ["cluster"])
+        for cluster, total in sorted(per_cluster.items()):
+            family.add_metric([cluster], total[field])
+        yield family
+    electable = _gauge(
+        "electable_leaders_partitions",
+        "Partitions by how many replicas could be elected leader cleanly (|ISR| + |ELR|).",
+        ["cluster", "electable"],
+    )
+    for cluster, total in sorted(per_cluster.items()):
+        for bucket in ELECTABLE_BUCKETS:
+            electable.add_metric([cluster, bucket], total["electable:" + bucket])
+    yield electable
+
+
+def _gauge(name: str, help_text: str, labels=()) -> GaugeMetricFamily:
+    return GaugeMetricFamily(PREFIX + name, help_text, labels=list(labels))
+
+
+def _counter(name: str, help_text: str, labels=()) -> CounterMetricFamily:
+    return CounterMetricFamily(PREFIX + name, help_text, labels=list(labels))
+
+
+def _read(tables_root: str, table: str, columns: list[str] | None = None) -> list[dict]:
+    path = os.path.join(tables_root, table)
+    if not DeltaTable.is_deltatable(path):
+        return []
+    return DeltaTable(path).to_pyarrow_dataset().to_table(columns=columns).to_pylist()

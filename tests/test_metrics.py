@@ -1,0 +1,214 @@
+"""AuditMetrics: scraped over real HTTP, restored from real Delta tables."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+
+import pytest
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from kraft_audit.spark.metrics import AuditMetrics
+from kraft_audit.spark.sinks import DeltaSinks
+
+
+def scrape(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        return response.read().decode()
+
+
+def samples(text: str) -> dict[tuple, float]:
+    """{(sample name, sorted labels...): value} of an exposition."""
+    return {
+        (s.name, *sorted(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+@pytest.fixture
+def served():
+    metrics = AuditMetrics()
+    server, port = metrics.start_server(port=0)
+    yield metrics, port
+    server.shutdown()
+    server.server_close()
+
+
+def one_batch(rows, batch_id=0):
+    gauges = [
+        rows.gauges(
+            0,
+            partitions=10,
+            under_min_isr=2,
+            leaderless=1,
+            manual_election_required=1,
+            unclean_recovery=1,
+            elr_in_use=2,
+            unclean_recovery_finished_total=3,
+            unclean_elections_total=4,
+            electable_leaders={"0": 1, "1": 2, "3": 6, "4": 1},
+            last_offset=90,
+        ),
+        rows.gauges(1, partitions=5, under_min_isr=1, electable_leaders={"2": 5}, last_offset=99),
+        rows.gauges(
+            0, cluster="cluster-b", partitions=7, electable_leaders={"3": 7}, last_offset=12
+        ),
+    ]
+    violations = [
+        rows.violation(5),
+        rows.violation(6),
+        rows.violation(7, rule_id="isr-empty", severity="critical"),
+    ]
+    progress = rows.progress(
+        batch_id,
+        max_offset=99,
+        newest_offset=150,
+        records=100,
+        violations=3,
+        quarantined=2,
+        duration_seconds=1.5,
+        lag_seconds=42.0,
+    )
+    return gauges, progress, violations
+
+
+def test_kip966_gauges_are_summed_over_buckets_per_cluster(served, output_rows):
+    metrics, port = served
+    metrics.update(0, *one_batch(output_rows))
+
+    got = samples(scrape(port))
+
+    a = ("cluster", "cluster-a")
+    assert got[("kraft_audit_global_under_min_isr_partition_count", a)] == 3
+    assert got[("kraft_audit_unclean_recovery_partitions_count", a)] == 1
+    assert got[("kraft_audit_manual_leader_election_required_partition_count", a)] == 1
+    assert got[("kraft_audit_unclean_recovery_finished_total", a)] == 3
+    assert got[("kraft_audit_unclean_elections_total", a)] == 4
+    assert got[("kraft_audit_leaderless_partitions", a)] == 1
+    assert got[("kraft_audit_elr_in_use_partitions", a)] == 2
+    assert got[("kraft_audit_partitions", a)] == 15
+    assert got[("kraft_audit_partitions", ("cluster", "cluster-b"))] == 7
+    electable = {
+        labels[1][1]: v
+        for (name, *labels), v in got.items()
+        if name == "kraft_audit_electable_leaders_partitions" and labels[0] == a
+    }
+    assert electable == {"0": 1, "1": 2, "2": 5, "3+": 7}
+
+
+def test_auditor_health(served, output_rows):
+    metrics, port = served
+    metrics.update(0, *one_batch(output_rows))
+
+    got = samples(scrape(port))
+
+    a = ("cluster", "cluster-a")
+    assert got[("kraft_audit_records_total", a)] == 100
+    assert (
+        got[
+            (
+                "kraft_audit_violations_total",
+                a,
+                ("rule", "elr-not-subset-of-replicas"),
+                ("severity", "error"),
+            )
+        ]
+        == 2
+    )
+    assert (
+        got[("kraft_audit_violations_total", a, ("rule", "isr-empty"), ("severity", "critical"))]
+        == 1
+    )
+    assert got[("kraft_audit_quarantined_total",)] == 2
+    assert got[("kraft_audit_last_offset", a)] == 99
+    assert got[("kraft_audit_lag_records", a)] == 51
+    assert got[("kraft_audit_lag_seconds", a)] == 42.0
+    assert got[("kraft_audit_batch_duration_seconds_count",)] == 1
+    assert got[("kraft_audit_batch_duration_seconds_sum",)] == 1.5
+    assert got[("kraft_audit_last_batch_id",)] == 0
+    assert got[("kraft_audit_last_batch_timestamp_seconds",)] > 1.7e9
+
+
+def test_a_bucket_report_replaces_the_previous_one_and_replays_count_once(served, output_rows):
+    metrics, port = served
+    metrics.update(0, *one_batch(output_rows))
+    gauges, progress, violations = one_batch(output_rows, batch_id=1)
+    cleared = [output_rows.gauges(0, partitions=10, electable_leaders={"3": 10})]
+
+    assert metrics.update(1, cleared, progress, violations)
+    assert not metrics.update(1, cleared, progress, violations)  # Spark replays batch 1
+
+    got = samples(scrape(port))
+    a = ("cluster", "cluster-a")
+    assert got[("kraft_audit_global_under_min_isr_partition_count", a)] == 1  # bucket 1 unchanged
+    assert got[("kraft_audit_records_total", a)] == 200
+    assert got[("kraft_audit_batch_duration_seconds_count",)] == 2
+
+
+def test_only_low_cardinality_labels(served, output_rows):
+    metrics, port = served
+    metrics.update(0, *one_batch(output_rows))
+    families = list(text_string_to_metric_families(scrape(port)))
+    labels = {name for f in families for s in f.samples for name in s.labels}
+    assert labels <= {"cluster", "rule", "severity", "electable", "quantile"}
+    assert all(f.name.startswith("kraft_audit_") for f in families)
+    assert {f.name for f in families if f.type == "counter"} >= {
+        "kraft_audit_records",
+        "kraft_audit_violations",
+        "kraft_audit_quarantined",
+        "kraft_audit_unclean_recovery_finished",
+    }
+
+
+def test_empty_metrics_before_the_first_batch(served):
+    _, port = served
+    got = samples(scrape(port))
+    assert got[("kraft_audit_quarantined_total",)] == 0
+    assert not any(key[0] == "kraft_audit_global_under_min_isr_partition_count" for key in got)
+
+
+def test_restore_after_restart_from_the_tables(tmp_path, output_rows):
+    """The job ran two batches, wrote them to Delta, and died. A new process
+    restores the same figures from the tables before its first batch."""
+    before = AuditMetrics()
+    sinks = DeltaSinks(str(tmp_path), app_id="query-1")
+    for batch_id in (0, 1):
+        gauges, progress, violations = one_batch(output_rows, batch_id)
+        sinks.write_batch(
+            batch_id, {"gauges": gauges, "progress": [progress], "violations": violations}
+        )
+        before.update(batch_id, gauges, progress, violations)
+    server, port = before.start_server()
+    try:
+        expected = samples(scrape(port))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    after = AuditMetrics()
+    after.restore(str(tmp_path), app_id="query-1")
+    server, port = after.start_server()
+    try:
+        restored = samples(scrape(port))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert restored == expected
+    assert restored[("kraft_audit_records_total", ("cluster", "cluster-a"))] == 200
+    # Spark replays batch 1 (written to Delta but not checkpointed): not counted twice
+    assert not after.update(1, *one_batch(output_rows, 1))
+    assert after.update(2, *one_batch(output_rows, 2))
+
+
+def test_restore_from_nothing_is_empty(tmp_path):
+    metrics = AuditMetrics()
+    metrics.restore(str(tmp_path / "no-tables-yet"))
+    assert metrics.update(0, [], {})  # a progress row without figures is still a batch
+    scraped = samples(generate_latest(metrics.registry).decode())
+    assert scraped[("kraft_audit_last_batch_id",)] == 0
+    assert scraped[("kraft_audit_last_batch_timestamp_seconds",)] == pytest.approx(
+        time.time(), abs=60
+    )

@@ -1,0 +1,239 @@
+"""DeltaSinks against real Delta tables, read back with delta-rs."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable
+
+from kraft_audit.spark.sinks import DELTA_SPARK_PACKAGE, DeltaSinks
+from kraft_audit.spark.tables import TABLES
+
+
+def read(root, table: str) -> list[dict]:
+    return DeltaTable(str(root / table)).to_pyarrow_table().to_pylist()
+
+
+def versions(root) -> dict[str, int]:
+    return {name: DeltaTable(str(root / name)).version() for name in TABLES}
+
+
+@pytest.fixture
+def sinks(tmp_path) -> DeltaSinks:
+    return DeltaSinks(str(tmp_path), app_id="query-1")
+
+
+def a_batch(rows, batch_id: int, first_offset: int) -> dict[str, list[dict]]:
+    offsets = range(first_offset, first_offset + 3)
+    return {
+        "violations": [rows.violation(o) for o in offsets],
+        "partition_history": [rows.partition(o) for o in offsets],
+        "partition_state": [rows.partition(o) for o in offsets],
+        "conditions": [rows.condition(first_offset)],
+        "brokers": [rows.broker(1, first_offset)],
+        "quarantine": [rows.quarantine(first_offset)],
+        "gauges": [rows.gauges(bucket=0, partitions=1, last_offset=first_offset + 2)],
+        "progress": [rows.progress(batch_id, first_offset + 2)],
+    }
+
+
+def test_first_write_creates_every_table_with_its_schema(sinks, tmp_path, output_rows):
+    written = sinks.write_batch(0, {"violations": [output_rows.violation(1)]})
+
+    assert written["violations"] == 1 and sum(written.values()) == 1
+    for name, spec in TABLES.items():
+        table = DeltaTable(str(tmp_path / name))
+        assert pa.schema(table.schema().to_arrow()).names == spec.schema.names, name
+        assert table.metadata().partition_columns == list(spec.partition_by), name
+    assert read(tmp_path, "brokers") == []
+
+
+def test_rows_read_back_with_batch_id_and_date(sinks, tmp_path, output_rows):
+    sinks.write_batch(
+        7, {"violations": [output_rows.violation(42)], "quarantine": [output_rows.quarantine(100)]}
+    )
+
+    [violation] = read(tmp_path, "violations")
+    assert violation["offset"] == 42 and violation["batch_id"] == 7
+    assert str(violation["date"]) == "2025-11-21"
+    [bad] = read(tmp_path, "quarantine")
+    assert bad["raw"] == b"\x00\x01" and bad["batch_id"] == 7 and bad["ingested_ms"] > 0
+
+
+def test_replaying_a_batch_writes_nothing_twice(sinks, tmp_path, output_rows):
+    batch = a_batch(output_rows, 0, first_offset=10)
+    first = sinks.write_batch(0, batch)
+    before = versions(tmp_path)
+
+    again = sinks.write_batch(0, batch)
+
+    assert first == {
+        "violations": 3,
+        "conditions": 1,
+        "partition_state": 1,
+        "partition_history": 3,
+        "brokers": 1,
+        "quarantine": 1,
+        "gauges": 1,
+        "progress": 1,
+    }
+    assert set(again.values()) == {0}
+    assert versions(tmp_path) == before  # not even an empty commit
+    assert len(read(tmp_path, "violations")) == 3
+    assert len(read(tmp_path, "partition_history")) == 3
+
+
+def test_crash_between_write_and_checkpoint_replays_without_duplicates(tmp_path, output_rows):
+    """Batch 1 reached Delta, Spark died before committing its checkpoint, and
+    the restarted query (a new process: a new sink) runs batch 1 again."""
+    DeltaSinks(str(tmp_path), app_id="q").write_batch(0, a_batch(output_rows, 0, 10))
+    DeltaSinks(str(tmp_path), app_id="q").write_batch(1, a_batch(output_rows, 1, 20))
+
+    restarted = DeltaSinks(str(tmp_path), app_id="q")
+    assert restarted.write_batch(1, a_batch(output_rows, 1, 20))["violations"] == 0
+    assert restarted.write_batch(2, a_batch(output_rows, 2, 30))["violations"] == 3
+
+    violation_ids = [r["violation_id"] for r in read(tmp_path, "violations")]
+    assert len(violation_ids) == len(set(violation_ids)) == 9
+    assert sorted(r["batch_id"] for r in read(tmp_path, "progress")) == [0, 1, 2]
+    assert [r["offset"] for r in read(tmp_path, "partition_state")] == [32]
+    assert restarted.committed_batch("violations") == 2
+
+
+def test_crash_half_way_through_a_batch_writes_only_the_missing_tables(
+    sinks, tmp_path, output_rows
+):
+    """The sink died after `violations` but before `conditions`: the replay
+    completes `conditions` and leaves `violations` alone."""
+    full = a_batch(output_rows, 5, 10)
+    sinks.write_batch(5, {"violations": full["violations"]})
+
+    replay = sinks.write_batch(5, full)
+
+    assert replay["violations"] == 0 and replay["conditions"] == 1
+    assert len(read(tmp_path, "violations")) == 3
+    assert len(read(tmp_path, "conditions")) == 1
+
+
+def test_another_app_id_is_another_writer(tmp_path, output_rows):
+    """A fresh checkpoint restarts batch ids at 0: a new app id must write them."""
+    DeltaSinks(str(tmp_path), app_id="old-query").write_batch(
+        3, {"violations": [output_rows.violation(1)]}
+    )
+    new = DeltaSinks(str(tmp_path), app_id="new-query").write_batch(
+        0, {"violations": [output_rows.violation(2)]}
+    )
+    assert new["violations"] == 1
+
+
+def test_condition_close_updates_the_open_interval(sinks, tmp_path, output_rows):
+    sinks.write_batch(
+        0, {"conditions": [output_rows.condition(10), output_rows.condition(12, partition=1)]}
+    )
+    sinks.write_batch(1, {"conditions": [output_rows.condition(10, end=15)]})
+    # a late replay of the open row (e.g. re-emitted after a state restore) must not reopen it
+    sinks.write_batch(2, {"conditions": [output_rows.condition(10)]})
+
+    rows = {r["partition"]: r for r in read(tmp_path, "conditions")}
+    assert len(rows) == 2
+    assert (rows[0]["start_offset"], rows[0]["end_offset"]) == (10, 15)
+    assert rows[0]["end_ms"] - rows[0]["start_ms"] == 5000
+    assert rows[1]["end_offset"] is None
+
+
+def test_interval_opened_and_closed_in_one_batch_is_one_closed_row(sinks, tmp_path, output_rows):
+    sinks.write_batch(
+        0, {"conditions": [output_rows.condition(10), output_rows.condition(10, end=11)]}
+    )
+    [row] = read(tmp_path, "conditions")
+    assert row["end_offset"] == 11
+
+
+def test_partition_state_keeps_the_row_with_the_highest_offset(sinks, tmp_path, output_rows):
+    sinks.write_batch(
+        0,
+        {
+            "partition_state": [
+                output_rows.partition(20, isr=[1, 2]),
+                output_rows.partition(10, isr=[1]),
+            ]
+        },
+    )
+    sinks.write_batch(
+        1,
+        {
+            "partition_state": [
+                output_rows.partition(15, isr=[3]),
+                output_rows.partition(16, partition=1),
+            ]
+        },
+    )
+    sinks.write_batch(2, {"partition_state": [output_rows.partition(30, isr=[1, 2, 3])]})
+
+    rows = {r["partition"]: r for r in read(tmp_path, "partition_state")}
+    assert (rows[0]["offset"], rows[0]["isr"]) == (30, [1, 2, 3])
+    assert rows[1]["offset"] == 16
+    assert len(read(tmp_path, "partition_state")) == 2
+
+
+def test_brokers_and_gauges_merge_on_their_keys(sinks, tmp_path, output_rows):
+    sinks.write_batch(
+        0,
+        {
+            "brokers": [output_rows.broker(1, 5), output_rows.broker(2, 6)],
+            "gauges": [
+                output_rows.gauges(0, under_min_isr=3),
+                output_rows.gauges(1, under_min_isr=1),
+            ],
+        },
+    )
+    sinks.write_batch(
+        1,
+        {
+            "brokers": [output_rows.broker(1, 9, fenced=True)],
+            "gauges": [output_rows.gauges(0, under_min_isr=0, electable_leaders={"0": 1, "3": 4})],
+        },
+    )
+
+    brokers = {r["broker_id"]: r for r in read(tmp_path, "brokers")}
+    assert brokers[1]["fenced"] is True and brokers[1]["offset"] == 9
+    assert brokers[2]["fenced"] is False
+    gauges = {r["bucket"]: r for r in read(tmp_path, "gauges")}
+    assert gauges[0]["under_min_isr"] == 0 and dict(gauges[0]["electable_leaders"]) == {
+        "0": 1,
+        "3": 4,
+    }
+    assert gauges[1]["under_min_isr"] == 1 and gauges[0]["batch_id"] == 1
+
+
+def test_gauges_of_a_new_run_replace_those_of_the_old_one(tmp_path, output_rows):
+    old = DeltaSinks(str(tmp_path), app_id="old-checkpoint")
+    old.write_batch(9, {"gauges": [output_rows.gauges(0, under_min_isr=5)]})
+    new = DeltaSinks(str(tmp_path), app_id="new-checkpoint")
+    new.write_batch(0, {"gauges": [output_rows.gauges(0, under_min_isr=1)]})
+    [row] = read(tmp_path, "gauges")
+    assert (row["under_min_isr"], row["batch_id"]) == (1, 0)
+
+
+def test_progress_records_the_cost_of_the_writes(sinks, tmp_path, output_rows):
+    sinks.write_batch(0, a_batch(output_rows, 0, 10))
+    [progress] = read(tmp_path, "progress")
+    assert 0 < progress["write_seconds"] == pytest.approx(sinks.last_write_seconds)
+    assert progress["clusters"][0]["max_offset"] == 12
+
+
+def test_mistakes_are_clear_errors(sinks, output_rows):
+    with pytest.raises(ValueError, match="no such table.*violation"):
+        sinks.write_batch(0, {"violation": [output_rows.violation(1)]})
+    with pytest.raises(ValueError, match="column cluster_id is null"):
+        sinks.write_batch(0, {"violations": [output_rows.violation(1, cluster_id=None)]})
+    with pytest.raises(ValueError, match="unknown Delta backend"):
+        DeltaSinks("x", "parquet", app_id="q")
+    with pytest.raises(ValueError, match="needs the SparkSession"):
+        DeltaSinks("x", "delta-spark", app_id="q")
+
+
+@pytest.mark.spark
+def test_delta_spark_backend_without_the_jar_says_how_to_get_it(spark):
+    with pytest.raises(RuntimeError, match=f"--packages {DELTA_SPARK_PACKAGE}"):
+        DeltaSinks("x", "delta-spark", app_id="q", spark=spark)

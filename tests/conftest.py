@@ -139,8 +139,6 @@ class LogBuilder:
     """Builds MetadataEvents the way a metadata log holds them: consecutive offsets,
     atomic batches, record data by camelCase name with defaults left out."""
 
-    MV_4_0_IV1 = 23
-
     def __init__(self, cluster_id: str = "c1", start_offset: int = 0, start_ms: int = 1_000_000):
         self.cluster_id = cluster_id
         self.next_offset = start_offset
@@ -157,10 +155,6 @@ class LogBuilder:
         self.next_offset = last + 1
         self.events.extend(out)
         return out
-
-    def each(self, *records: tuple[str, dict]) -> list[MetadataEvent]:
-        """One batch per record."""
-        return [e for r in records for e in self.batch(r)]
 
     def registration(self, broker_id: int, incarnation: str, previous_epoch: int,
                      version: int = 3, at_ms: int | None = None) -> MetadataEvent:

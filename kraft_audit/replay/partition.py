@@ -1,0 +1,149 @@
+"""One partition's registration, replayed as Kafka's `PartitionRegistration` does.
+
+A `Partition` is immutable: `merged(change)` returns a new one, so the auditor
+keeps the state before a change for free (no copying) and rules compare the
+two. Lists are tuples; the class is slotted and pickles as one tuple.
+"""
+
+from __future__ import annotations
+
+NO_LEADER = -1
+NO_LEADER_CHANGE = -2  # PartitionChangeRecord.Leader default: "unchanged"
+RECOVERED = 0
+RECOVERING = 1
+NO_RECOVERY_CHANGE = -1  # PartitionChangeRecord.LeaderRecoveryState default: "unchanged"
+
+_EMPTY: tuple[int, ...] = ()
+
+
+def _ints(value) -> tuple[int, ...]:
+    """A broker id list as a tuple; TypeError for anything else (the auditor quarantines it)."""
+    if not value:
+        return _EMPTY
+    ids = tuple(value)
+    for broker in ids:
+        if type(broker) is not int:
+            raise TypeError(f"broker id list {value!r} holds {broker!r}")
+    return ids
+
+
+def _int(value) -> int:
+    if type(value) is not int:
+        raise TypeError(f"expected an integer, not {value!r}")
+    return value
+
+
+def _key(data: dict) -> tuple[str, int]:
+    topic_id, partition = data["topicId"], data["partitionId"]
+    if not isinstance(topic_id, str) or type(partition) is not int:
+        raise TypeError(f"bad partition key {topic_id!r}-{partition!r}")
+    return topic_id, partition
+
+
+class Partition:
+    __slots__ = (
+        "topic_id", "partition", "replicas", "isr", "removing_replicas", "adding_replicas",
+        "leader", "leader_recovery_state", "leader_epoch", "partition_epoch", "elr",
+        "last_known_elr", "directories",
+    )
+
+    def __init__(self, topic_id: str, partition: int, replicas: tuple[int, ...],
+                 isr: tuple[int, ...], removing_replicas: tuple[int, ...],
+                 adding_replicas: tuple[int, ...], leader: int, leader_recovery_state: int,
+                 leader_epoch: int, partition_epoch: int, elr: tuple[int, ...],
+                 last_known_elr: tuple[int, ...], directories: tuple[str, ...]):
+        self.topic_id = topic_id
+        self.partition = partition
+        self.replicas = replicas
+        self.isr = isr
+        self.removing_replicas = removing_replicas
+        self.adding_replicas = adding_replicas
+        self.leader = leader
+        self.leader_recovery_state = leader_recovery_state
+        self.leader_epoch = leader_epoch
+        self.partition_epoch = partition_epoch
+        self.elr = elr
+        self.last_known_elr = last_known_elr
+        self.directories = directories
+
+    @classmethod
+    def from_record(cls, data: dict) -> Partition:
+        """A PartitionRecord (creation, or full state in a snapshot)."""
+        lrs = _int(data.get("leaderRecoveryState", RECOVERED))
+        topic_id, partition = _key(data)
+        return cls(
+            topic_id, partition, _ints(data.get("replicas")),
+            _ints(data.get("isr")), _ints(data.get("removingReplicas")),
+            _ints(data.get("addingReplicas")), _int(data.get("leader", NO_LEADER)),
+            lrs if lrs in (RECOVERED, RECOVERING) else RECOVERED,
+            _int(data.get("leaderEpoch", -1)), _int(data.get("partitionEpoch", -1)),
+            _ints(data.get("eligibleLeaderReplicas")), _ints(data.get("lastKnownElr")),
+            tuple(data.get("directories") or ()),
+        )
+
+    def merged(self, data: dict) -> Partition:
+        """`PartitionRegistration.merge(PartitionChangeRecord)`: absent/null fields keep
+        their value; the partition epoch always bumps; the leader epoch bumps whenever
+        Leader is set (even to the same broker or to -1)."""
+        get = data.get
+        leader = _int(get("leader", NO_LEADER_CHANGE))
+        if leader == NO_LEADER_CHANGE:
+            leader, leader_epoch = self.leader, self.leader_epoch
+        else:
+            leader_epoch = self.leader_epoch + 1
+        lrs = _int(get("leaderRecoveryState", NO_RECOVERY_CHANGE))
+        if lrs not in (RECOVERED, RECOVERING):  # -1 = unchanged; bad values are a rule's business
+            lrs = self.leader_recovery_state
+        replicas = get("replicas")
+        directories = get("directories")
+        if directories:
+            directories = tuple(directories)
+        elif replicas is not None and self.directories:
+            # DirectoryId.createDirectoriesFrom: keep the directory of replicas that stay
+            by_replica = dict(zip(self.replicas, self.directories))
+            directories = tuple(by_replica.get(r, "") for r in replicas)
+        else:
+            directories = self.directories
+        isr = get("isr")
+        removing = get("removingReplicas")
+        adding = get("addingReplicas")
+        elr = get("eligibleLeaderReplicas")
+        lke = get("lastKnownElr")
+        return Partition(
+            self.topic_id, self.partition,
+            self.replicas if replicas is None else _ints(replicas),
+            self.isr if isr is None else _ints(isr),
+            self.removing_replicas if removing is None else _ints(removing),
+            self.adding_replicas if adding is None else _ints(adding),
+            leader, lrs, leader_epoch, self.partition_epoch + 1,
+            self.elr if elr is None else _ints(elr),
+            self.last_known_elr if lke is None else _ints(lke),
+            directories,
+        )
+
+    def with_elr_cleared(self) -> Partition:
+        """ClearElrRecord: ELR = LastKnownElr = [], epoch bumped only if something was cleared."""
+        if not self.elr and not self.last_known_elr:
+            return self
+        return Partition(self.topic_id, self.partition, self.replicas, self.isr,
+                         self.removing_replicas, self.adding_replicas, self.leader,
+                         self.leader_recovery_state, self.leader_epoch,
+                         self.partition_epoch + 1, _EMPTY, _EMPTY, self.directories)
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __reduce__(self):
+        return (Partition, tuple(getattr(self, name) for name in self.__slots__))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Partition) and all(
+            getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    __hash__ = None  # mutable-looking value object: compared, never hashed
+
+    def __repr__(self) -> str:
+        return (f"Partition({self.topic_id}-{self.partition} replicas={list(self.replicas)} "
+                f"isr={list(self.isr)} elr={list(self.elr)} lke={list(self.last_known_elr)} "
+                f"leader={self.leader} lrs={self.leader_recovery_state} "
+                f"epochs={self.leader_epoch}/{self.partition_epoch})")

@@ -1,0 +1,56 @@
+"""Settings of replay and audit: where Kafka versions differ, which behaviour to expect."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+# metadata.version feature levels (server-common MetadataVersion.java)
+MV_3_2_IV0 = 3  # leader recovery state (KIP-704) written by the controller
+MV_3_6_IV0 = 12  # from here an ISR shrink no longer forces a leader-epoch bump (KAFKA-15021)
+MV_4_0_IV1 = 23  # ELR records (PartitionRecord/PartitionChangeRecord v2)
+
+ELR_FEATURE = "eligible.leader.replicas.version"
+METADATA_VERSION = "metadata.version"
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    # `min.insync.replicas` when neither the topic nor the cluster sets it (the
+    # controller's static config; Kafka's default is 1).
+    min_insync_replicas_default: int = 1
+    # `unclean.leader.election.enable` when not set dynamically.
+    unclean_leader_election_default: bool = False
+    # ELR gating. None: Kafka trunk, ELR is on when the feature
+    # eligible.leader.replicas.version >= 1. True/False: Kafka 4.0 ([A]), the
+    # controller config eligible.leader.replicas.enable, which also needs MV >= 4.0-IV1.
+    elr_controller_config: bool | None = None
+    # How a restart is judged clean: "previous_epoch" (trunk, KAFKA-18635: request
+    # version >= 3 and PreviousBrokerEpoch == stored epoch) or "incarnation" (4.0:
+    # any new incarnation is unclean once MV >= 4.0-IV1).
+    clean_shutdown_detection: str = "previous_epoch"
+    # What LastKnownElr holds: "leader" (Kafka's code: the last leader only) or
+    # "set" (KIP-966 text: the last ELR members).
+    last_known_elr: str = "leader"
+    # How long (event time) a registration request may wait for its RegisterBrokerRecord.
+    registration_match_timeout_ms: int = 300_000
+    # False when this auditor judges only some partitions (a Spark bucket): then a
+    # replica on disk of a partition it has never seen is not called stray.
+    sees_all_partitions: bool = True
+
+    @classmethod
+    def of(cls, value: AuditSettings | Mapping[str, Any] | None) -> AuditSettings:
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ValueError(f"unknown audit settings {unknown}; known: {sorted(known)}")
+        settings = cls(**value)
+        if settings.clean_shutdown_detection not in ("previous_epoch", "incarnation"):
+            raise ValueError("clean_shutdown_detection must be 'previous_epoch' or 'incarnation'")
+        if settings.last_known_elr not in ("leader", "set"):
+            raise ValueError("last_known_elr must be 'leader' or 'set'")
+        return settings

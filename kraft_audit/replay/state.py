@@ -1,0 +1,330 @@
+"""`ClusterState`: the controller's view of a cluster, rebuilt record by record.
+
+`apply(event)` mutates the state as Kafka's controller replays the record
+(ReplicationControlManager, ClusterControlManager, ConfigurationControlManager,
+FeatureControlManager) and returns a `Change` saying what moved. Records that
+cannot be applied (a change for a partition never created, a fence for a
+broker never registered) raise `ReplayError`; the auditor turns those into
+quarantine rows and `input.*` findings.
+
+Everything here is plain data (dicts, tuples, slotted classes) so a Spark
+bucket can pickle it cheaply.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from kraft_audit.events import MetadataEvent
+from kraft_audit.replay.partition import Partition
+from kraft_audit.replay.settings import (ELR_FEATURE, METADATA_VERSION, MV_4_0_IV1,
+                                         AuditSettings)
+
+TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
+BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER; name "" = cluster-wide default
+MIN_ISR = "min.insync.replicas"
+UNCLEAN_ELECTION = "unclean.leader.election.enable"
+
+PartitionKey = tuple[str, int]
+
+
+class ReplayError(Exception):
+    """A record the state cannot apply; `code` names the input.* rule it breaks."""
+
+    def __init__(self, code: str, message: str, key: PartitionKey | None = None,
+                 broker_id: int | None = None):
+        super().__init__(message)
+        self.code = code
+        self.key = key
+        self.broker_id = broker_id
+
+
+class Broker:
+    __slots__ = ("broker_id", "epoch", "incarnation_id", "fenced", "in_controlled_shutdown",
+                 "registered", "last_shutdown", "offset", "timestamp_ms")
+
+    def __init__(self, broker_id: int, epoch: int, incarnation_id: str | None, fenced: bool,
+                 in_controlled_shutdown: bool, registered: bool, last_shutdown: str | None,
+                 offset: int, timestamp_ms: int):
+        self.broker_id = broker_id
+        self.epoch = epoch
+        self.incarnation_id = incarnation_id
+        self.fenced = fenced
+        self.in_controlled_shutdown = in_controlled_shutdown
+        self.registered = registered
+        self.last_shutdown = last_shutdown
+        self.offset = offset
+        self.timestamp_ms = timestamp_ms
+
+    @property
+    def acceptable_leader(self) -> bool:
+        """Kafka's `isAcceptableLeader`: registered, unfenced, not shutting down."""
+        return self.registered and not self.fenced and not self.in_controlled_shutdown
+
+    def __reduce__(self):
+        return (Broker, tuple(getattr(self, n) for n in self.__slots__))
+
+
+class Change(NamedTuple):
+    """What one record changed: partitions as (before, after) pairs (before None =
+    created, after None = deleted) and, for broker records, the broker before."""
+
+    partitions: tuple[tuple[Partition | None, Partition | None], ...] = ()
+    broker_before: Broker | None = None
+    problem: ReplayError | None = None  # applied, but also an input problem
+
+
+NO_CHANGE = Change()
+
+
+class ClusterState:
+    def __init__(self, settings: AuditSettings):
+        self.settings = settings
+        self.topics: dict[str, str] = {}  # topic id -> name
+        self.topic_ids: dict[str, str] = {}  # name -> topic id
+        self.deleted_topics: dict[str, str] = {}  # topic id -> name, for stray replicas
+        self.topic_partitions: dict[str, list[int]] = {}  # topic id -> partitions seen here
+        self.partitions: dict[PartitionKey, Partition] = {}
+        self.brokers: dict[int, Broker] = {}
+        self.configs: dict[tuple[int, str], dict[str, str]] = {}
+        self.features: dict[str, int] = {}
+        self.elr_enabled = False
+        self._min_isr_cache: dict[str, int] = {}  # topic id -> effective min ISR
+
+    def reconfigure(self, settings: AuditSettings) -> None:
+        """New settings for a restored state: recompute what depends on them."""
+        self.settings = settings
+        self.elr_enabled = self._elr_enabled()
+        self._min_isr_cache.clear()
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def metadata_version(self) -> int | None:
+        return self.features.get(METADATA_VERSION)
+
+    def topic_name(self, topic_id: str) -> str | None:
+        return self.topics.get(topic_id) or self.deleted_topics.get(topic_id)
+
+    def config(self, topic_id: str, name: str) -> str | None:
+        """A topic config resolved as the controller does: topic, then cluster default."""
+        topic = self.topics.get(topic_id)
+        value = self.configs.get((TOPIC_RESOURCE, topic), {}).get(name) if topic else None
+        if value is None:
+            value = self.configs.get((BROKER_RESOURCE, ""), {}).get(name)
+        return value
+
+    def effective_min_isr(self, partition: Partition) -> int:
+        """min(resolved min.insync.replicas, replica count of partition 0)
+        (ReplicationControlManager.getTopicEffectiveMinIsr). When partition 0 lives
+        in another bucket this partition's own replica count stands in for it."""
+        topic_id = partition.topic_id
+        cached = self._min_isr_cache.get(topic_id)
+        if cached is not None:
+            return cached
+        configured = _int_or(self.config(topic_id, MIN_ISR), self.settings.min_insync_replicas_default)
+        first = self.partitions.get((topic_id, 0), partition)
+        value = min(configured, len(first.replicas))
+        self._min_isr_cache[topic_id] = value
+        return value
+
+    def unclean_election_enabled(self, topic_id: str) -> bool:
+        value = self.config(topic_id, UNCLEAN_ELECTION)
+        if value is None:
+            return self.settings.unclean_leader_election_default
+        return value.strip().lower() == "true"
+
+    def acceptable_leader(self, broker_id: int) -> bool:
+        broker = self.brokers.get(broker_id)
+        return broker is not None and broker.acceptable_leader
+
+    # ------------------------------------------------------------------ replay
+
+    def apply(self, event: MetadataEvent) -> Change:
+        handler = _HANDLERS.get(event.type)
+        return handler(self, event) if handler else NO_CHANGE
+
+    def _partition_record(self, event: MetadataEvent) -> Change:
+        after = Partition.from_record(event.data)
+        key = (after.topic_id, after.partition)
+        before = self.partitions.get(key)
+        self.partitions[key] = after
+        if before is None:
+            self.topic_partitions.setdefault(after.topic_id, []).append(after.partition)
+        if after.partition == 0:
+            self._min_isr_cache.pop(after.topic_id, None)
+        problem = None
+        if after.topic_id not in self.topics:  # applied anyway: the state stays useful
+            problem = ReplayError(
+                "unknown-topic", f"PartitionRecord for unknown topic id {after.topic_id}", key)
+        return Change(((before, after),), None, problem)
+
+    def _partition_change(self, event: MetadataEvent) -> Change:
+        return Change((self.change_partition(event.data),))
+
+    def change_partition(self, data: dict) -> tuple[Partition, Partition]:
+        """Apply a PartitionChangeRecord's data; (before, after). The auditor's hot path."""
+        key = (data["topicId"], data["partitionId"])
+        if type(key[1]) is not int:
+            raise TypeError(f"partitionId {key[1]!r} is not an integer")
+        before = self.partitions.get(key)
+        if before is None:
+            raise ReplayError("unknown-partition",
+                              f"PartitionChangeRecord for partition {key[0]}-{key[1]} "
+                              "that no PartitionRecord created", key)
+        after = before.merged(data)
+        self.partitions[key] = after
+        if key[1] == 0 and after.replicas != before.replicas:
+            self._min_isr_cache.pop(key[0], None)
+        return before, after
+
+    def _clear_elr(self, event: MetadataEvent) -> Change:
+        name = event.data.get("topicName") or ""
+        if name:
+            topic_id = self.topic_ids.get(name)
+            if topic_id is None:
+                raise ReplayError("unknown-topic", f"ClearElrRecord for unknown topic {name!r}")
+            topic_ids = [topic_id]
+        else:
+            topic_ids = list(self.topic_partitions)
+        changed = []
+        for topic_id in topic_ids:
+            for p in self.topic_partitions.get(topic_id, ()):
+                key = (topic_id, p)
+                before = self.partitions[key]
+                after = before.with_elr_cleared()
+                if after is not before:
+                    self.partitions[key] = after
+                    changed.append((before, after))
+        return Change(tuple(changed))
+
+    def _topic(self, event: MetadataEvent) -> Change:
+        data = event.data
+        _check_types(data, name=str, topicId=str)
+        self.topics[data["topicId"]] = data["name"]
+        self.topic_ids[data["name"]] = data["topicId"]
+        return NO_CHANGE
+
+    def _remove_topic(self, event: MetadataEvent) -> Change:
+        topic_id = event.data["topicId"]
+        name = self.topics.pop(topic_id, None)
+        if name is None:
+            raise ReplayError("unknown-topic", f"RemoveTopicRecord for unknown topic id {topic_id}")
+        self.topic_ids.pop(name, None)
+        self.deleted_topics[topic_id] = name
+        self._min_isr_cache.pop(topic_id, None)
+        removed = tuple((self.partitions.pop((topic_id, p)), None)
+                        for p in self.topic_partitions.pop(topic_id, ()))
+        return Change(removed)
+
+    def _config(self, event: MetadataEvent) -> Change:
+        data = event.data
+        _check_types(data, resourceType=int, name=str)
+        if not isinstance(data.get("value"), (str, type(None))):
+            raise TypeError(f"config value {data.get('value')!r} is not a string")
+        scope = (data["resourceType"], data.get("resourceName") or "")
+        values = self.configs.setdefault(scope, {})
+        if data.get("value") is None:
+            values.pop(data["name"], None)
+        else:
+            values[data["name"]] = data["value"]
+        if data["name"] == MIN_ISR:
+            self._min_isr_cache.clear()
+        return NO_CHANGE
+
+    def _feature(self, event: MetadataEvent) -> Change:
+        data = event.data
+        _check_types(data, name=str, featureLevel=int)
+        if data.get("featureLevel", 0) == 0:
+            self.features.pop(data["name"], None)
+        else:
+            self.features[data["name"]] = data["featureLevel"]
+        self.elr_enabled = self._elr_enabled()
+        return NO_CHANGE
+
+    def _elr_enabled(self) -> bool:
+        configured = self.settings.elr_controller_config
+        if configured is None:  # trunk: the feature decides (it requires MV 4.0-IV1)
+            return self.features.get(ELR_FEATURE, 0) >= 1
+        return configured and (self.metadata_version or 0) >= MV_4_0_IV1
+
+    def _register_broker(self, event: MetadataEvent) -> Change:
+        data = event.data
+        _check_types(data, brokerId=int)
+        broker_id = data["brokerId"]
+        before = self.brokers.get(broker_id)
+        self.brokers[broker_id] = Broker(
+            broker_id, data.get("brokerEpoch", -1), data.get("incarnationId"),
+            bool(data.get("fenced", True)), bool(data.get("inControlledShutdown", False)),
+            True, before.last_shutdown if before else None, event.offset, event.timestamp_ms)
+        return Change((), before)
+
+    def _known_broker(self, broker_id: int, event: MetadataEvent) -> Broker:
+        if type(broker_id) is not int:
+            raise TypeError(f"broker id {broker_id!r} is not an integer")
+        broker = self.brokers.get(broker_id)
+        if broker is None:
+            raise ReplayError("unknown-broker",
+                              f"{event.type} for broker {broker_id} that never registered",
+                              broker_id=broker_id)
+        return broker
+
+    def _broker_update(self, broker_id: int, event: MetadataEvent, **changes) -> Change:
+        broker = self._known_broker(broker_id, event)
+        before = Broker(*(getattr(broker, n) for n in Broker.__slots__))
+        for name, value in changes.items():
+            setattr(broker, name, value)
+        broker.offset, broker.timestamp_ms = event.offset, event.timestamp_ms
+        return Change((), before)
+
+    def _unregister_broker(self, event: MetadataEvent) -> Change:
+        return self._broker_update(event.data["brokerId"], event, registered=False, fenced=True)
+
+    def _fence_broker(self, event: MetadataEvent) -> Change:
+        return self._broker_update(event.data["id"], event, fenced=True)
+
+    def _unfence_broker(self, event: MetadataEvent) -> Change:
+        return self._broker_update(event.data["id"], event, fenced=False)
+
+    def _broker_registration_change(self, event: MetadataEvent) -> Change:
+        data = event.data
+        changes = {}
+        fenced = data.get("fenced", 0)  # BrokerRegistrationFencingChange: 1 fence, -1 unfence
+        if fenced == 1:
+            changes["fenced"] = True
+        elif fenced == -1:
+            changes["fenced"] = False
+        if data.get("inControlledShutdown", 0) == 1:
+            changes["in_controlled_shutdown"] = True
+        return self._broker_update(data["brokerId"], event, **changes)
+
+
+def _check_types(data: dict, **types) -> None:
+    """TypeError (quarantined by the auditor) when a field the replay keys on is mistyped."""
+    for name, expected in types.items():
+        value = data[name]
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise TypeError(f"{name} {value!r} is not {expected.__name__}")
+
+
+def _int_or(value: str | None, default: int) -> int:
+    try:
+        return int(value) if value is not None else default
+    except ValueError:
+        return default
+
+
+_HANDLERS = {
+    "PARTITION_RECORD": ClusterState._partition_record,
+    "PARTITION_CHANGE_RECORD": ClusterState._partition_change,
+    "CLEAR_ELR_RECORD": ClusterState._clear_elr,
+    "TOPIC_RECORD": ClusterState._topic,
+    "REMOVE_TOPIC_RECORD": ClusterState._remove_topic,
+    "CONFIG_RECORD": ClusterState._config,
+    "FEATURE_LEVEL_RECORD": ClusterState._feature,
+    "REGISTER_BROKER_RECORD": ClusterState._register_broker,
+    "UNREGISTER_BROKER_RECORD": ClusterState._unregister_broker,
+    "FENCE_BROKER_RECORD": ClusterState._fence_broker,
+    "UNFENCE_BROKER_RECORD": ClusterState._unfence_broker,
+    "BROKER_REGISTRATION_CHANGE_RECORD": ClusterState._broker_registration_change,
+}

@@ -1,0 +1,107 @@
+"""`Check`: everything a rule function may look at, in one reusable object.
+
+The auditor fills the fields that matter for the trigger and calls each rule
+with the same object (no allocation per rule call on the hot path).
+"""
+
+from __future__ import annotations
+
+
+class Check:
+    __slots__ = (
+        "event",  # the MetadataEvent being judged
+        "before",  # Partition before the change (None: created)
+        "after",  # Partition after the change (None: deleted)
+        "state",  # the ClusterState (brokers, topics, configs, features) now
+        "settings",  # AuditSettings
+        "elr_enabled",  # whether ELR was on when the record was applied
+        "min_isr",  # the partition's effective min ISR when the record was applied
+        "params",  # this rule's parameters
+        "batch",  # BatchInfo of the atomic batch (batch-end triggers)
+        "match",  # RegistrationMatch (registration triggers)
+        "problem",  # ReplayError (input trigger)
+    )
+
+    def __init__(self, state, settings):
+        self.state = state
+        self.settings = settings
+        self.event = self.before = self.after = self.batch = self.match = self.problem = None
+        self.elr_enabled = False
+        self.min_isr = 1
+        self.params = {}
+
+
+class BatchInfo:
+    """One atomic batch as the batch-end rules see it."""
+
+    __slots__ = ("base_offset", "last_offset", "timestamp_ms", "changes", "registered", "fenced",
+                 "elr_before_min_isr_change")
+
+    def __init__(self, base_offset: int, last_offset: int):
+        self.base_offset = base_offset
+        self.last_offset = last_offset
+        self.timestamp_ms = 0
+        # (event, before, after, elr_enabled, min_isr) per partition change, in order
+        self.changes: list[tuple] = []
+        self.registered: dict[int, Registered] = {}  # RegisterBrokerRecords in this batch
+        self.fenced: set[int] = set()  # brokers fenced by this batch
+        # partitions that had an ELR or LastKnownElr when a min.insync.replicas config in
+        # scope of them was written in this batch
+        self.elr_before_min_isr_change: set[tuple[str, int]] = set()
+
+    def unclean_shutdown_candidates(self) -> set[int]:
+        """Brokers that came back with a new incarnation in this batch: Kafka removes an
+        unclean-shutdown replica from ISR and ELR in the same batch as its registration."""
+        return {b for b, r in self.registered.items() if r.new_incarnation}
+
+
+class Registered:
+    """A RegisterBrokerRecord, kept until its registration request is matched."""
+
+    __slots__ = ("broker_id", "incarnation_id", "offset", "timestamp_ms", "stored_epoch",
+                 "new_incarnation", "elr_enabled", "metadata_version", "still_in",
+                 "removed_from_elr", "held")
+
+    def __init__(self, broker_id: int, incarnation_id: str | None, offset: int, timestamp_ms: int,
+                 stored_epoch: int, new_incarnation: bool, elr_enabled: bool,
+                 metadata_version: int | None):
+        self.broker_id = broker_id
+        self.incarnation_id = incarnation_id
+        self.offset = offset
+        self.timestamp_ms = timestamp_ms
+        self.stored_epoch = stored_epoch  # the broker's epoch before this record; -2 if unregistered
+        self.new_incarnation = new_incarnation
+        self.elr_enabled = elr_enabled
+        self.metadata_version = metadata_version
+        # filled at batch end: partitions whose ISR or ELR still holds the broker, and
+        # (partition, offset of the change) where this batch removed it from the ELR
+        self.still_in: list[tuple[str, int]] = []
+        self.removed_from_elr: list[tuple[tuple[str, int], int]] = []
+        # findings an unclean shutdown of this broker would explain, emitted if it was clean:
+        # (rule id, Finding, offset, timestamp, key, event, before, after)
+        self.held: list[tuple] = []
+
+    def __reduce__(self):
+        return (_restore_registered, (tuple(getattr(self, n) for n in self.__slots__),))
+
+
+def _restore_registered(values: tuple) -> Registered:
+    r = Registered.__new__(Registered)
+    for name, value in zip(Registered.__slots__, values):
+        setattr(r, name, value)
+    return r
+
+
+class RegistrationMatch:
+    """A registration request and the RegisterBrokerRecord it led to (record None: timed out)."""
+
+    __slots__ = ("broker_id", "incarnation_id", "request", "request_ms", "record", "unclean")
+
+    def __init__(self, broker_id: int, incarnation_id: str, request: dict, request_ms: int,
+                 record: Registered | None, unclean: bool | None):
+        self.broker_id = broker_id
+        self.incarnation_id = incarnation_id
+        self.request = request
+        self.request_ms = request_ms
+        self.record = record
+        self.unclean = unclean

@@ -1,0 +1,85 @@
+"""What Kafka's PartitionChangeBuilder would have written, seen from the log.
+
+A change record does not say why it was written, so these helpers read the
+signature Kafka leaves: an unclean election writes Leader and Isr=[leader]
+(and RECOVERING unless already); an ELR election picks a leader from the
+previous ELR; Leader -2 means "unchanged".
+"""
+
+from __future__ import annotations
+
+from kraft_audit.replay.partition import NO_LEADER, NO_LEADER_CHANGE, RECOVERED, RECOVERING, Partition
+
+
+def record_leader(data: dict) -> int:
+    return data.get("leader", NO_LEADER_CHANGE)
+
+
+def elected_leader(before: Partition, data: dict) -> int | None:
+    """The broker this record made leader, when it changed the leader to a broker."""
+    leader = data.get("leader", NO_LEADER_CHANGE)
+    return leader if leader >= 0 and leader != before.leader else None
+
+
+def is_unclean_election(before: Partition, after: Partition, data: dict) -> bool:
+    """Kafka sets RECOVERING on an unclean election (unless already RECOVERING); a leader
+    from outside the previous ISR and ELR can only come from an unclean (or last known
+    leader) election."""
+    leader = data.get("leader", NO_LEADER_CHANGE)
+    if leader < 0:
+        return False
+    if before.leader_recovery_state == RECOVERED and after.leader_recovery_state == RECOVERING:
+        return True
+    return leader != before.leader and leader not in before.isr and leader not in before.elr
+
+
+def is_elr_election(before: Partition, after: Partition, data: dict) -> bool:
+    leader = elected_leader(before, data)
+    return leader is not None and leader in before.elr and not is_unclean_election(before, after, data)
+
+
+def expected_elr(before: Partition, after: Partition, data: dict, min_isr: int) -> set[int]:
+    """ELR per PartitionChangeBuilder (ELR on), before removing unclean-shutdown replicas:
+    cleared at or above min ISR (judged on the ISR before any ELR election) and on an
+    unclean election; otherwise (ELR ∪ old ISR) − new ISR."""
+    if is_unclean_election(before, after, data):
+        return set()
+    target_isr = () if is_elr_election(before, after, data) else after.isr
+    if len(target_isr) >= min_isr:
+        return set()
+    return (set(before.elr) | set(before.isr)) - set(after.isr)
+
+
+def expected_last_known_elr(before: Partition, after: Partition, data: dict, min_isr: int,
+                            mode: str) -> list[tuple[int, ...] | set[int]]:
+    """The LastKnownElr values Kafka may write (ELR on). Mode "leader" (the code) accepts
+    Kafka 4.0 and trunk; mode "set" is the KIP's set of last ELR members."""
+    if mode == "set":
+        if (is_unclean_election(before, after, data)
+                or len(() if is_elr_election(before, after, data) else after.isr) >= min_isr):
+            return [set()]
+        return [(set(before.elr) | set(before.isr) | set(before.last_known_elr))
+                - set(after.isr) - set(after.elr)]
+    return [_lke_kafka_4_0(before, data), _lke_trunk(before, data)]
+
+
+def _lke_kafka_4_0(before: Partition, data: dict) -> tuple[int, ...]:
+    # PartitionChangeBuilder.maybeUpdateLastKnownLeader (4.0)
+    isr = data.get("isr")
+    leader = data.get("leader", NO_LEADER_CHANGE)
+    if isr is not None and len(isr) == 0 and before.last_known_elr != (before.leader,):
+        return (before.leader,)
+    if (leader >= 0 or (before.leader != NO_LEADER and leader != NO_LEADER)) and before.last_known_elr:
+        return ()
+    return before.last_known_elr
+
+
+def _lke_trunk(before: Partition, data: dict) -> tuple[int, ...]:
+    # trunk (#20629): set when the partition becomes leaderless, cleared when it has a leader
+    leader = data.get("leader", NO_LEADER_CHANGE)
+    new_leader = before.leader if leader == NO_LEADER_CHANGE else leader
+    if new_leader == NO_LEADER and not before.last_known_elr and before.leader >= 0:
+        return (before.leader,)
+    if new_leader >= 0 and before.last_known_elr:
+        return ()
+    return before.last_known_elr

@@ -1,0 +1,60 @@
+"""KIP-550: stray replicas, found by comparing a broker's disks with the metadata."""
+
+from __future__ import annotations
+
+from kraft_audit.rules.registry import Finding, rule
+
+METADATA_TOPIC = "__cluster_metadata"
+
+
+def split_partition_name(name: str) -> tuple[str, int] | None:
+    """"orders-3" -> ("orders", 3); topic names may themselves contain '-'."""
+    topic, sep, index = str(name).rpartition("-")
+    if not sep or not topic or not index.isdigit():
+        return None
+    return topic, int(index)
+
+
+@rule("kip550.stray-replica", on="log_dirs", params={"min_size_bytes": 0})
+def stray_replica(c):
+    """A replica on a broker's disk that the metadata does not assign to that broker."""
+    data, state = c.event.data, c.state
+    broker_id = data.get("brokerId")
+    findings = []
+    for log_dir in data.get("logDirs") or ():
+        for replica in log_dir.get("partitions") or ():
+            parsed = split_partition_name(replica.get("partition", ""))
+            if parsed is None or parsed[0] == METADATA_TOPIC:
+                continue
+            size = replica.get("size") or 0
+            if size < c.params["min_size_bytes"]:
+                continue
+            finding = _judge(state, c.settings, broker_id, parsed, replica, log_dir, size)
+            if finding is not None:
+                findings.append(finding)
+    return findings
+
+
+def _judge(state, settings, broker_id, parsed, replica, log_dir, size) -> Finding | None:
+    topic, index = parsed
+    evidence = {"log_dir": log_dir.get("logDir"), "partition": replica.get("partition"),
+                "size": size, "is_future": bool(replica.get("isFuture"))}
+    topic_id = state.topic_ids.get(topic)
+    if topic_id is None:
+        deleted = [tid for tid, name in state.deleted_topics.items() if name == topic]
+        why = "whose topic was deleted" if deleted else "of a topic the metadata does not know"
+        return Finding(f"stray replica {topic}-{index} ({size} bytes) on broker {broker_id}, {why}",
+                       key=(deleted[-1], index) if deleted else None, broker_id=broker_id,
+                       evidence=evidence, cluster_scoped=True)
+    part = state.partitions.get((topic_id, index))
+    if part is None:
+        if not settings.sees_all_partitions:
+            return None  # another auditor holds this partition
+        return Finding(f"stray replica {topic}-{index} ({size} bytes) on broker {broker_id}: the "
+                       "topic has no such partition", key=(topic_id, index), broker_id=broker_id,
+                       evidence=evidence, cluster_scoped=True)
+    if broker_id in part.replicas or broker_id in part.adding_replicas:
+        return None
+    return Finding(f"stray replica {topic}-{index} ({size} bytes) on broker {broker_id}, which is "
+                   f"not among its replicas {list(part.replicas)}", key=(topic_id, index),
+                   broker_id=broker_id, evidence=evidence, cluster_scoped=False)

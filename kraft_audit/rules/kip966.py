@@ -1,0 +1,276 @@
+"""KIP-966: Eligible Leader Replicas, judged against what Kafka's controller does.
+
+The ELR shadow (`kip966.elr-matches-kafka`) recomputes the ELR from the state
+before each change as PartitionChangeBuilder would and compares; the other
+rules are the invariants of the KIP and of Kafka's TLA+ model, restricted to
+what Kafka's code actually guarantees (for instance |ISR| + |ELR| may exceed
+min ISR, and LastKnownElr holds the last leader only).
+"""
+
+from __future__ import annotations
+
+from kraft_audit.replay.partition import NO_LEADER, NO_LEADER_CHANGE
+from kraft_audit.rules.elections import (expected_elr, expected_last_known_elr, is_elr_election,
+                                         is_unclean_election)
+from kraft_audit.rules.registry import (SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
+                                        SETS_LEADER, Finding, rule)
+
+CHANGE = ("PARTITION_CHANGE_RECORD",)
+STATE_RECORDS = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
+
+
+@rule("kip966.subset-of-replicas", on="partition", records=STATE_RECORDS,
+      when=SETS_LEADER | SETS_ISR | SETS_ELR | SETS_ASSIGNMENT)
+def subset_of_replicas(c):
+    after = c.after
+    replicas = set(after.replicas)
+    if replicas.issuperset(after.isr) and replicas.issuperset(after.elr) and (
+            after.leader < 0 or after.leader in replicas):
+        return None
+    outside = {name: [b for b in values if b not in replicas]
+               for name, values in (("ISR", after.isr), ("ELR", after.elr))}
+    problems = [f"{name} members {bad} are not replicas" for name, bad in outside.items() if bad]
+    if after.leader >= 0 and after.leader not in replicas:
+        problems.append(f"leader {after.leader} is not a replica")
+    if problems:
+        return "; ".join(problems) + f" (replicas {list(after.replicas)})"
+    return None
+
+
+@rule("kip966.elr-isr-disjoint", on="partition", records=STATE_RECORDS, when=SETS_ISR | SETS_ELR)
+def elr_isr_disjoint(c):
+    if not c.after.elr:
+        return None
+    both = sorted(set(c.after.elr) & set(c.after.isr))
+    if both:
+        return f"brokers {both} are in both the ISR {list(c.after.isr)} and the ELR {list(c.after.elr)}"
+    return None
+
+
+@rule("kip966.elr-only-below-min-isr", on="partition", records=CHANGE)
+def elr_only_below_min_isr(c):
+    after = c.after
+    if c.elr_enabled and after.elr and len(after.isr) >= c.min_isr:
+        return (f"ELR {list(after.elr)} kept while the ISR {list(after.isr)} is at or above the "
+                f"effective min ISR {c.min_isr}; Kafka clears the ELR there")
+    return None
+
+
+@rule("kip966.elr-matches-kafka", on="partition_batch_end", records=CHANGE)
+def elr_matches_kafka(c):
+    if not c.elr_enabled:
+        return None
+    before, after, data = c.before, c.after, c.event.data
+    if not before.elr and not after.elr and len(after.isr) >= c.min_isr:
+        return None  # no ELR before (so no ELR election) and the ISR is at min ISR: none expected
+    expected = expected_elr(before, after, data, c.min_isr)
+    actual = set(after.elr)
+    extra = sorted(actual - expected)
+    missing = sorted(expected - actual)
+    if not extra and not missing:
+        return None
+    # Kafka also drops replicas that shut down uncleanly; they re-register in the same batch.
+    restarted = c.batch.unclean_shutdown_candidates()
+    explained = tuple(b for b in missing if b in restarted)
+    if not extra and len(explained) == len(missing):
+        return Finding(f"ELR {sorted(actual)} lacks {missing}, which restarted in this batch but "
+                       "shut down cleanly, so Kafka keeps them in the ELR",
+                       evidence={"expected_elr": sorted(expected)}, unless_unclean=explained)
+    missing = [b for b in missing if b not in restarted]
+    parts = []
+    if extra:
+        parts.append(f"has {extra} that Kafka would not keep")
+    if missing:
+        parts.append(f"lacks {missing}")
+    return Finding(f"ELR {sorted(actual)} {' and '.join(parts)}: expected {sorted(expected)} "
+                   f"from ELR {list(before.elr)} ∪ old ISR {list(before.isr)} − new ISR "
+                   f"{list(after.isr)} (effective min ISR {c.min_isr})",
+                   evidence={"expected_elr": sorted(expected)})
+
+
+@rule("kip966.last-known-elr-matches-kafka", on="partition", records=CHANGE)
+def last_known_elr_matches_kafka(c):
+    if not c.elr_enabled:
+        return None
+    mode = c.settings.last_known_elr
+    before, after = c.before, c.after
+    if mode == "leader" and not before.last_known_elr and not after.last_known_elr and after.leader >= 0:
+        return None  # nothing to set (the partition has a leader) and nothing to clear
+    options = expected_last_known_elr(before, after, c.event.data, c.min_isr, mode)
+    actual = set(after.last_known_elr) if mode == "set" else after.last_known_elr
+    if actual in options:
+        return None
+    shown = " or ".join(dict.fromkeys(str(sorted(o)) for o in options))
+    return Finding(f"LastKnownElr {list(after.last_known_elr)} is not what Kafka writes "
+                   f"(expected {shown}; mode {mode!r})",
+                   evidence={"expected_last_known_elr": [sorted(o) for o in options]})
+
+
+@rule("kip966.elr-cleared-on-min-isr-change", on="batch_end")
+def elr_cleared_on_min_isr_change(c):
+    """Kafka trunk follows every min.insync.replicas ConfigRecord with a ClearElrRecord."""
+    if c.settings.elr_controller_config is not None:
+        return None  # Kafka 4.0 has no ClearElrRecord
+    partitions = c.state.partitions
+    findings = []
+    for key in sorted(c.batch.elr_before_min_isr_change):
+        part = partitions.get(key)
+        if part is not None and (part.elr or part.last_known_elr):
+            findings.append(Finding(
+                f"min.insync.replicas changed but ELR {list(part.elr)} / LastKnownElr "
+                f"{list(part.last_known_elr)} was not cleared (no ClearElrRecord)", key=key))
+    return findings
+
+
+@rule("kip966.no-elr-when-disabled", on="partition", records=CHANGE)
+def no_elr_when_disabled(c):
+    if not c.elr_enabled and c.after.elr:
+        return (f"ELR {list(c.after.elr)} present while ELR is disabled; a change record then "
+                "clears it")
+    return None
+
+
+@rule("kip966.empty-isr-requires-elr", on="partition_batch_end", records=CHANGE, when=SETS_ISR)
+def empty_isr_requires_elr(c):
+    """Kafka empties the ISR only with ELR on, and then the members that left go to the ELR
+    (unless they shut down uncleanly, re-registering in the same batch)."""
+    isr = c.event.data.get("isr")
+    if isr is None or len(isr) != 0:
+        return None
+    if not c.elr_enabled:
+        return "ISR set to [] while ELR is disabled; without ELR Kafka never empties the ISR"
+    if c.after.elr:
+        return None
+    before = c.before
+    left = set(before.isr) | set(before.elr)
+    restarted = c.batch.unclean_shutdown_candidates()
+    kept = sorted(left - restarted)
+    if kept:
+        return (f"ISR emptied and the ELR wiped although {kept} left cleanly: no replica "
+                "is left to elect cleanly")
+    if left:
+        return Finding(f"ISR emptied and the ELR wiped although {sorted(left)} restarted after a "
+                       "clean shutdown: no replica is left to elect cleanly",
+                       unless_unclean=tuple(sorted(left)))
+    return None
+
+
+@rule("kip966.election-order", on="partition_batch_end", records=CHANGE, when=SETS_LEADER)
+def election_order(c):
+    """The leader Kafka's election would have picked, with broker liveness at batch end
+    (fences follow their partition changes, unfences precede their elections)."""
+    before, after, data = c.before, c.after, c.event.data
+    leader = data.get("leader", NO_LEADER_CHANGE)
+    if leader == NO_LEADER_CHANGE or (leader >= 0 and leader == before.leader):
+        return None
+    alive = c.state.acceptable_leader
+    replicas = after.replicas
+
+    def live(brokers):
+        return [b for b in replicas if b in brokers and alive(b)]
+
+    if leader == NO_LEADER:
+        candidates = live(after.isr) or (live(after.elr) if c.elr_enabled and not after.isr else [])
+        if candidates:
+            return f"leader set to none although {candidates[0]} was electable"
+        return None
+    if leader not in before.isr and leader not in before.elr:  # unclean or last known leader
+        lke = before.last_known_elr
+        if c.elr_enabled and not before.isr and not before.elr and len(lke) == 1:
+            if leader != lke[0] and alive(lke[0]):
+                return f"broker {leader} elected although the last known leader {lke[0]} was electable"
+            return None
+        clean = live(before.isr) or (live(before.elr) if c.elr_enabled else [])
+        if clean:
+            return f"unclean election of {leader} although {clean[0]} could be elected cleanly"
+        return None
+    if is_unclean_election(before, after, data):
+        return None
+    if is_elr_election(before, after, data):
+        in_isr = live(before.isr)
+        if in_isr:
+            return f"ELR member {leader} elected although ISR member {in_isr[0]} was electable"
+        first = live(set(before.elr) | set(before.isr))
+        if first and first[0] != leader:
+            return f"ELR member {leader} elected before {first[0]}, earlier in replica order"
+        return None
+    if replicas and leader == replicas[0]:
+        return None  # the preferred replica
+    if before.leader >= 0 and before.leader in after.isr and alive(before.leader):
+        return f"leader moved from {before.leader}, still a valid leader, to {leader}"
+    first = live(after.isr)
+    if first and first[0] != leader:
+        return f"broker {leader} elected before {first[0]}, earlier in replica order"
+    return None
+
+
+@rule("kip966.leader-registered-unfenced", on="partition", records=CHANGE, when=SETS_LEADER)
+def leader_registered_unfenced(c):
+    leader = c.event.data.get("leader", NO_LEADER_CHANGE)
+    if leader < 0 or leader == c.before.leader:
+        return None
+    broker = c.state.brokers.get(leader)
+    if broker is None or not broker.registered:
+        why = "not registered"
+    elif broker.fenced:
+        why = "fenced"
+    elif broker.in_controlled_shutdown:
+        why = "in controlled shutdown"
+    else:
+        return None
+    return Finding(f"broker {leader} elected leader while {why}", broker_id=leader)
+
+
+@rule("kip966.leader-in-isr", on="partition", records=STATE_RECORDS, when=SETS_LEADER | SETS_ISR)
+def leader_in_isr(c):
+    after = c.after
+    if after.leader >= 0 and after.leader not in after.isr:
+        return f"leader {after.leader} is not in the ISR {list(after.isr)}"
+    return None
+
+
+@rule("kip966.fenced-out-of-isr", on="batch_end")
+def fenced_out_of_isr(c):
+    """A fenced (or unregistered) broker leaves every ISR in the batch that fences it; without
+    ELR the last ISR member stays (the ISR is never emptied)."""
+    fenced = c.batch.fenced
+    if not fenced:
+        return None
+    elr_on = c.state.elr_enabled
+    findings = []
+    for key, part in c.state.partitions.items():
+        stuck = [b for b in part.isr if b in fenced]
+        if stuck and (elr_on or len(part.isr) > 1):
+            findings.append(Finding(f"broker {stuck[0]} fenced but still in the ISR {list(part.isr)}",
+                                    key=key, broker_id=stuck[0]))
+    return findings
+
+
+@rule("kip966.unclean-shutdown-removed", on="registration")
+def unclean_shutdown_removed(c):
+    m = c.match
+    if not m.unclean or not m.record.elr_enabled or not m.record.new_incarnation:
+        return None
+    return [Finding(f"broker {m.broker_id} restarted after an unclean shutdown but is still in the "
+                    f"ISR or ELR at the end of its registration batch (offset {m.record.offset})",
+                    key=key, broker_id=m.broker_id) for key in m.record.still_in]
+
+
+@rule("kip966.clean-shutdown-detection", on="registration")
+def clean_shutdown_detection(c):
+    m = c.match
+    if m.unclean or not m.record.elr_enabled or not m.record.new_incarnation:
+        return None
+    return [Finding(f"broker {m.broker_id} shut down cleanly (PreviousBrokerEpoch "
+                    f"{m.request.get('previousBrokerEpoch')} = stored epoch) but was removed from "
+                    "the ELR as if unclean", key=key, broker_id=m.broker_id, offset=offset)
+            for key, offset in m.record.removed_from_elr]
+
+
+@rule("kip966.registration-unverifiable", on="registration_timeout", scope=SCOPE_CLUSTER)
+def registration_unverifiable(c):
+    m = c.match
+    return Finding(f"registration request of broker {m.broker_id} (incarnation {m.incarnation_id}) "
+                   "has no RegisterBrokerRecord within the match timeout: its clean/unclean "
+                   "handling cannot be verified", broker_id=m.broker_id)
+

@@ -15,10 +15,10 @@ import datetime as dt
 import json
 import sys
 
-from kraft_audit import query
 from kraft_audit.cli.main import UsageError
 
-# question -> (columns of the table output, function of (args, since_ms) -> rows)
+# question -> (columns of the table output, function of (query module, args, since_ms) -> rows).
+# kraft_audit.query (pyarrow, delta-rs) is imported only when a question is asked.
 QUESTIONS = {
     "under-min-isr": (
         [
@@ -31,7 +31,7 @@ QUESTIONS = {
             "end_ms",
             "duration_seconds",
         ],
-        lambda a, since: query.under_min_isr(a.tables, since_ms=since, cluster=a.cluster),
+        lambda query, a, since: query.under_min_isr(a.tables, since_ms=since, cluster=a.cluster),
     ),
     "unclean-elections": (
         [
@@ -47,7 +47,7 @@ QUESTIONS = {
             "elr_before",
             "last_known_elr_before",
         ],
-        lambda a, since: query.unclean_elections(a.tables, since_ms=since, cluster=a.cluster),
+        lambda query, a, since: query.unclean_elections(a.tables, since_ms=since, cluster=a.cluster),
     ),
     "partition": (
         [
@@ -65,7 +65,7 @@ QUESTIONS = {
             "partition_epoch",
             "effective_min_isr",
         ],
-        lambda a, since: query.partition_at(a.tables, a.topic, a.partition, a.at_offset, a.cluster),
+        lambda query, a, since: query.partition_at(a.tables, a.topic, a.partition, a.at_offset, a.cluster),
     ),
     "violations": (
         [
@@ -79,7 +79,7 @@ QUESTIONS = {
             "broker_id",
             "message",
         ],
-        lambda a, since: query.violations(
+        lambda query, a, since: query.violations(
             a.tables, rule=a.rule, since_ms=since, cluster=a.cluster, severity=a.severity
         ),
     ),
@@ -118,10 +118,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kraft_audit import query
+
     columns, ask = QUESTIONS[args.question]
     try:
         since = query.parse_since(args.since) if getattr(args, "since", None) else None
-        rows = ask(args, since)
+        rows = ask(query, args, since)
     except (ValueError, query.MissingTable) as exc:
         raise UsageError(str(exc)) from None
     if args.json:

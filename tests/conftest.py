@@ -246,3 +246,25 @@ class LogBuilder:
 def kraft_log() -> LogBuilder:
     """A fresh LogBuilder."""
     return LogBuilder()
+
+
+# --------------------------------------------------------------------------- simulated clusters
+
+@pytest.fixture(scope="session")
+def simulated_log(tmp_path_factory):
+    """`simulated_log(scenario, seed=1, faults=())` -> a simulator output dir (log dir,
+    registrations.jsonl, log-dirs/, faults.json, final-state.json), made once per session
+    for each distinct request. `faults` is a list of (fault name, scenario step)."""
+    from kraft_audit.sim import load_scenario, simulate
+
+    made: dict = {}
+
+    def make(scenario: str = "unclean-shutdown-elr", seed: int = 1, faults=()) -> Path:
+        key = (scenario, seed, tuple(tuple(f) for f in faults))
+        if key not in made:
+            out = tmp_path_factory.mktemp(f"sim-{scenario}-{seed}")
+            simulate(load_scenario(scenario), out, seed=seed, faults=list(key[2]))
+            made[key] = out
+        return made[key]
+
+    return make

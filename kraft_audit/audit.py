@@ -276,19 +276,29 @@ class Auditor:
             self._conditions(event, key, 0)
             self._out.partitions.append(self._partition_row(after=before, event=event, deleted=True))
             return
-        min_isr = self.state.effective_min_isr(after)
-        c = self._check
-        c.event, c.before, c.after, c.elr_enabled, c.min_isr = event, before, after, elr_enabled, min_isr
+        state = self.state
+        min_isr = state.effective_min_isr(after)  # conditions and rows: the state after
+        min_isr_before = state.effective_min_isr_before(before, after)
         etype = event.type
-        shape = change_shape(before, after, event.data) if etype == "PARTITION_CHANGE_RECORD" else ALL_SHAPES
+        if etype == "PARTITION_CHANGE_RECORD":
+            shape = change_shape(before, after, event.data)
+            judged_min_isr = min_isr_before  # Kafka's builder computes it before the change
+        else:  # PartitionRecord, ClearElr: no builder ran; judged by the state they set
+            shape, judged_min_isr = ALL_SHAPES, min_isr
+        c = self._check
+        c.event, c.before, c.after = event, before, after
+        c.elr_enabled, c.min_isr = elr_enabled, judged_min_isr
         self._run(self._shaped(ON_PARTITION, etype, shape), event.offset, event.timestamp_ms, key,
                   event, before, after)
         if before is not None:
             if self._rules_partition_batch_end[etype] and self._batch is not None:
-                self._batch.changes.append((event, before, after, elr_enabled, min_isr, shape))
+                self._batch.changes.append(
+                    (event, before, after, elr_enabled, judged_min_isr, shape))
             if shape & SETS_LEADER or before.leader_recovery_state != after.leader_recovery_state:
                 self._count_transitions(event, before, after)
-        self._conditions(event, key, condition_mask(after, min_isr, self.state))
+            if min_isr_before != min_isr:  # partition 0's replica count moved the topic's
+                self._recheck_conditions(event, [key[0]])
+        self._conditions(event, key, condition_mask(after, min_isr, state))
         self._out.partitions.append(self._partition_row(after, event, min_isr=min_isr))
 
     def _count_transitions(self, event, before: Partition, after: Partition) -> None:

@@ -122,11 +122,21 @@ class ClusterState:
         cached = self._min_isr_cache.get(topic_id)
         if cached is not None:
             return cached
-        configured = _int_or(self.config(topic_id, MIN_ISR), self.settings.min_insync_replicas_default)
         first = self.partitions.get((topic_id, 0), partition)
-        value = min(configured, len(first.replicas))
+        value = min(self._configured_min_isr(topic_id), len(first.replicas))
         self._min_isr_cache[topic_id] = value
         return value
+
+    def _configured_min_isr(self, topic_id: str) -> int:
+        return _int_or(self.config(topic_id, MIN_ISR), self.settings.min_insync_replicas_default)
+
+    def effective_min_isr_before(self, before: Partition | None, after: Partition) -> int:
+        """The topic's effective min ISR before the partition went from before to after
+        (the state already holds after): it differs only when partition 0's replica count
+        changed, as when a reassignment of partition 0 starts or completes."""
+        if before is None or after.partition != 0 or before.replicas == after.replicas:
+            return self.effective_min_isr(after)
+        return min(self._configured_min_isr(after.topic_id), len(before.replicas))
 
     def unclean_election_enabled(self, topic_id: str) -> bool:
         value = self.config(topic_id, UNCLEAN_ELECTION)

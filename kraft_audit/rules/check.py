@@ -15,7 +15,7 @@ class Check:
         "state",  # the ClusterState (brokers, topics, configs, features) now
         "settings",  # AuditSettings
         "elr_enabled",  # whether ELR was on when the record was applied
-        "min_isr",  # the partition's effective min ISR when the record was applied
+        "min_isr",  # the effective min ISR Kafka judged the change by (before it was applied)
         "params",  # this rule's parameters
         "batch",  # BatchInfo of the atomic batch (batch-end triggers)
         "match",  # RegistrationMatch (registration triggers)

@@ -21,16 +21,31 @@ def elected_leader(before: Partition, data: dict) -> int | None:
     return leader if leader >= 0 and leader != before.leader else None
 
 
+def completes_reassignment(before: Partition, after: Partition) -> bool:
+    """The record ends a reassignment: adding or removing replicas were pending, none are now."""
+    return bool(before.adding_replicas or before.removing_replicas) and not (
+        after.adding_replicas or after.removing_replicas)
+
+
+def cleanly_electable(before: Partition, after: Partition, leader: int) -> bool:
+    """Whether `leader` was a clean candidate for this record: in the previous ISR or ELR,
+    or in the ISR the record sets by completing a reassignment (Kafka completes it before
+    tryElection, so the AlterPartition that puts an adding replica in the ISR can also make
+    it leader)."""
+    return (leader in before.isr or leader in before.elr
+            or (leader in after.isr and completes_reassignment(before, after)))
+
+
 def is_unclean_election(before: Partition, after: Partition, data: dict) -> bool:
     """Kafka sets RECOVERING on an unclean election (unless already RECOVERING); a leader
-    from outside the previous ISR and ELR can only come from an unclean (or last known
-    leader) election."""
+    that was no clean candidate can only come from an unclean (or last known leader)
+    election."""
     leader = data.get("leader", NO_LEADER_CHANGE)
     if leader < 0:
         return False
     if before.leader_recovery_state == RECOVERED and after.leader_recovery_state == RECOVERING:
         return True
-    return leader != before.leader and leader not in before.isr and leader not in before.elr
+    return leader != before.leader and not cleanly_electable(before, after, leader)
 
 
 def is_elr_election(before: Partition, after: Partition, data: dict) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from kraft_audit.replay.partition import (NO_LEADER, NO_LEADER_CHANGE, NO_RECOVERY_CHANGE, RECOVERED,
                                           RECOVERING)
 from kraft_audit.replay.settings import MV_3_2_IV0
+from kraft_audit.rules.elections import cleanly_electable
 from kraft_audit.rules.registry import (IS_RECOVERING, PARTITION_RECORDS, SETS_LEADER,
                                         SETS_RECOVERY_STATE, rule)
 
@@ -73,7 +74,7 @@ def recovering_only_by_unclean_election(c):
 def unclean_election_sets_recovering(c):
     before, after, data = c.before, c.after, c.event.data
     leader = data.get("leader", NO_LEADER_CHANGE)
-    if leader < 0 or leader == before.leader or leader in before.isr or leader in before.elr:
+    if leader < 0 or leader == before.leader or cleanly_electable(before, after, leader):
         return None
     mv = c.state.metadata_version
     if mv is not None and mv < MV_3_2_IV0:  # the controller writes RECOVERING from MV 3.2
@@ -102,7 +103,11 @@ def leader_change_keeps_recovering(c):
     before, after, data = c.before, c.after, c.event.data
     if before.leader_recovery_state != RECOVERING or after.leader_recovery_state != RECOVERED:
         return None
-    if data.get("leader", NO_LEADER_CHANGE) != NO_LEADER_CHANGE:
-        return ("RECOVERING cleared by a record that also changes the leader; only the "
-                "recovering leader may report RECOVERED (AlterPartition), a leader change keeps it")
+    leader = data.get("leader", NO_LEADER_CHANGE)
+    # Leader rewritten to the same broker is an epoch bump (a reassignment completing in the
+    # recovering leader's own AlterPartition), not a new leader.
+    if leader != NO_LEADER_CHANGE and leader != before.leader:
+        return (f"RECOVERING cleared by a record that also changes the leader from {before.leader} "
+                f"to {leader}; only the recovering leader may report RECOVERED (AlterPartition), "
+                "a leader change keeps it")
     return None

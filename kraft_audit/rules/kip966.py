@@ -10,8 +10,8 @@ min ISR, and LastKnownElr holds the last leader only).
 from __future__ import annotations
 
 from kraft_audit.replay.partition import NO_LEADER, NO_LEADER_CHANGE
-from kraft_audit.rules.elections import (expected_elr, expected_last_known_elr, is_elr_election,
-                                         is_unclean_election)
+from kraft_audit.rules.elections import (cleanly_electable, expected_elr, expected_last_known_elr,
+                                         is_elr_election, is_unclean_election)
 from kraft_audit.rules.registry import (SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
                                         SETS_LEADER, Finding, rule)
 
@@ -174,7 +174,7 @@ def election_order(c):
         if candidates:
             return f"leader set to none although {candidates[0]} was electable"
         return None
-    if leader not in before.isr and leader not in before.elr:  # unclean or last known leader
+    if not cleanly_electable(before, after, leader):  # unclean or last known leader
         lke = before.last_known_elr
         if c.elr_enabled and not before.isr and not before.elr and len(lke) == 1:
             if leader != lke[0] and alive(lke[0]):

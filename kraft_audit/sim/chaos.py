@@ -148,34 +148,34 @@ def _reassign(model, rng, _):
     if picked is None:
         return
     topic, pid, p = picked
-    # Like most operators' tools, keep the current leader first; move only fully
-    # in-sync partitions. (Kafka does not drop removed replicas from the ELR, so a
-    # completion under min ISR could leave a non-replica in it: a Kafka gap, kept
-    # out of fault-free runs. Partition 0 stays put: mid-reassignment its longer
-    # replica list raises the topic's effective min ISR, which has the same effect.)
-    if (
-        pid == 0
-        or p.removing
-        or p.adding
-        or p.elr
-        or p.last_known_elr
-        or p.leader < 0
-        or set(p.isr) != set(p.replicas)
-    ):
+    # The new replicas copy the log and join the ISR straight away, completing the move
+    # within this event: the leader must be there to accept their AlterPartitions.
+    if p.leader < 0 or not model.is_active(p.leader):
         return
-    others = [
-        b
-        for b in sorted(model.brokers)
-        if b != p.leader and model.is_active(b) and model.brokers[b].alive
-    ]
-    if len(others) < len(p.replicas) - 1 or not model.is_active(p.leader):
+    usable = [b for b in sorted(model.brokers) if model.is_active(b) and model.brokers[b].alive]
+    if len(usable) < len(p.replicas):
         return
-    target = [p.leader, *rng.sample(others, len(p.replicas) - 1)]
+    target = rng.sample(usable, len(p.replicas))
+    if _completion_leaves_removed_replicas_in_elr(model, topic, pid, p, target):
+        return
     model.reassign(topic.name, pid, target)
-    # the new replicas copy the log and join the ISR straight away, completing it
     for r in target:
         if r in topic.partitions[pid].adding:
             model.expand_isr(topic.name, pid, r)
+
+
+def _completion_leaves_removed_replicas_in_elr(model, topic, pid, p, target) -> bool:
+    """Kafka's gap, kept out of fault-free runs: a reassignment that completes below the
+    effective min ISR moves the removed replicas of the old ISR (and keeps those of the
+    ELR) into the ELR, where they are no replicas (kip966.subset-of-replicas)."""
+    removing = set(p.replicas) - set(target)
+    adding = [r for r in target if r not in p.replicas]
+    completed_isr = [r for r in p.isr if r not in removing] + adding
+    if not model.elr_enabled or not removing & (set(p.isr) | set(p.elr)):
+        return False
+    # the completing record is built while partition 0 still has its removed replicas
+    replicas_of_0 = len(p.replicas) + len(adding) if pid == 0 else None
+    return len(completed_isr) < model.effective_min_isr(topic, replicas_of_0)
 
 
 def _finish_reassignments(model, rng, _):

@@ -196,7 +196,7 @@ def _recovery_state_lost_on_leader_change(c: Change):
     ch = c.change or {}
     if (
         c.before.leader_recovery_state != RECOVERING
-        or "leader" not in ch
+        or ch.get("leader", c.before.leader) == c.before.leader  # an epoch bump is no new leader
         or "leaderRecoveryState" in ch
     ):
         return NOT_APPLICABLE

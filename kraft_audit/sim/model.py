@@ -217,15 +217,17 @@ class ClusterModel:
             raise ValueError(f"there is no topic named {name!r}")
         return self.topics[self.topic_ids[name]]
 
-    def effective_min_isr(self, topic: Topic) -> int:
-        """min(resolved min.insync.replicas, replica count of partition 0)."""
+    def effective_min_isr(self, topic: Topic, replicas_of_0: int | None = None) -> int:
+        """min(resolved min.insync.replicas, replica count of partition 0), or of
+        `replicas_of_0` when given (what it will be once partition 0 has that many)."""
         value = (
             topic.configs.get(MIN_ISR)
             or self.cluster_configs.get(MIN_ISR)
             or self.settings.min_insync_replicas
         )
-        replicas = len(topic.partitions[0].replicas) if topic.partitions else 1
-        return min(int(value), replicas)
+        if replicas_of_0 is None:
+            replicas_of_0 = len(topic.partitions[0].replicas) if topic.partitions else 1
+        return min(int(value), replicas_of_0)
 
     def unclean_election_enabled(self, topic: Topic) -> bool:
         value = (

@@ -1,0 +1,149 @@
+"""Reassignment completion as Kafka's PartitionChangeBuilder does it: the rules must not
+report Kafka's own behaviour (the leader elected from the completed ISR, the leader epoch
+bump alongside the end of a recovery, the effective min ISR taken before the change),
+and must still report what Kafka never writes."""
+
+from __future__ import annotations
+
+import collections
+
+from kraft_audit.audit import Auditor
+from kraft_audit.rules import load_catalog
+from kraft_audit.sim.output import read_output
+from kraft_audit.sim.runner import simulate
+from kraft_audit.sim.scenario import parse_scenario
+
+TID = "BBBBBBBBBBBBBBBBBBBBBB"
+CATALOG = load_catalog()
+
+
+def simulated(tmp_path, scenario: str):
+    """(partition change records of the topic, audit output) of a YAML scenario."""
+    simulate(parse_scenario(scenario), tmp_path, seed=0)
+    events = list(read_output(tmp_path))
+    out = Auditor(CATALOG).process(events)
+    changes = [e for e in events if e.type == "PARTITION_CHANGE_RECORD"]
+    return changes, out
+
+
+def found(out):
+    return collections.Counter((v.rule_id, v.offset) for v in out.violations)
+
+
+def hits(out, rule_id):
+    return [v.offset for v in out.violations if v.rule_id == rule_id]
+
+
+def test_leader_elected_from_the_isr_that_completes_the_reassignment(tmp_path):
+    changes, out = simulated(tmp_path, """
+name: completion-elects-an-added-replica
+cluster: {brokers: 5, metadata_version: 4.0-IV3, elr: true, min_insync_replicas: 2}
+topics:
+  - {name: t, assignment: [[3, 5, 1]], configs: {min.insync.replicas: 2}}
+steps:
+  - reassign: {topic: t, partition: 0, replicas: [4, 5, 1]}
+  - catch_up
+""")
+    done = changes[-1].data
+    # the AlterPartition that adds 4 completes the reassignment; 4 leads (first in replica order)
+    assert (done["isr"], done["leader"], done["replicas"]) == ([5, 1, 4], 4, [4, 5, 1])
+    assert not out.violations, found(out)
+
+
+def test_recovery_finished_in_the_record_that_completes_the_reassignment(tmp_path):
+    changes, out = simulated(tmp_path, """
+name: recovery-ends-with-the-reassignment
+cluster: {brokers: 3, metadata_version: 4.0-IV3, elr: false, min_insync_replicas: 1}
+topics:
+  - {name: t, assignment: [[1, 2]], configs: {unclean.leader.election.enable: "true"}}
+steps:
+  - controlled_shutdown: 3
+  - reassign: {topic: t, partition: 0, replicas: [3]}
+  - crash: 1
+  - heartbeat_timeout: 1
+  - crash: 2
+  - heartbeat_timeout: 2
+  - restart: 3
+  - finish_recovery
+""")
+    elected, done = changes[-2].data, changes[-1].data
+    assert (elected["leader"], elected["leaderRecoveryState"]) == (3, 1)  # unclean election of 3
+    # 3 reports RECOVERED; the same record completes the reassignment and bumps 3's epoch
+    assert (done["leader"], done["leaderRecoveryState"], done["replicas"]) == (3, 0, [3])
+    assert not out.violations, found(out)
+
+
+def test_effective_min_isr_of_a_completion_is_the_one_before_it(tmp_path):
+    changes, out = simulated(tmp_path, """
+name: partition-0-completes-below-min-isr
+cluster: {brokers: 4, metadata_version: 4.0-IV3, elr: true, min_insync_replicas: 2}
+topics:
+  - {name: t, assignment: [[1, 2], [1, 2]], configs: {min.insync.replicas: 3}}
+steps:
+  - reassign: {topic: t, partition: 0, replicas: [3, 4]}
+  - catch_up
+""")
+    start, done = changes[0], changes[-1]
+    # built with min ISR min(3, 4 replicas) = 3: ISR [3, 4] is below it, so the ELR is
+    # populated, with the removed replicas (Kafka's gap: only subset-of-replicas reports it)
+    assert (done.data["isr"], done.data["eligibleLeaderReplicas"]) == ([3, 4], [1, 2])
+    assert found(out) == {("kip966.subset-of-replicas", done.offset): 1}
+    # conditions follow the state after: partition 1 is under min ISR while partition 0's
+    # longer replica list raises the topic's effective min ISR to 3
+    p1 = [(c.start_offset, c.end_offset) for c in out.conditions
+          if c.partition == 1 and c.condition == "under_min_isr"]
+    assert p1 == [(start.offset, None), (start.offset, done.offset)]
+
+
+# --- hand-built records: what a completion does not excuse
+
+def reassigning(log, **partition):
+    """Replicas [1, 2, 3] led by 1, moving to [4, 2, 3] (1 removing, 4 adding)."""
+    log.batch(*log.elr_features(False))
+    log.batch(*[log.register(b, epoch=b) for b in (1, 2, 3, 4)])
+    log.batch(log.topic("t", TID), log.partition(TID, 0, [1, 2, 3], **partition))
+    log.batch(log.change(TID, 0, replicas=[4, 2, 3, 1], removingReplicas=[1], addingReplicas=[4]))
+
+
+def test_completion_electing_an_added_replica_is_clean(kraft_log):
+    reassigning(kraft_log)
+    kraft_log.batch(kraft_log.change(TID, 0, isr=[2, 3, 4], leader=4, replicas=[4, 2, 3],
+                                     removingReplicas=[], addingReplicas=[]))
+    out = Auditor(CATALOG).process(kraft_log.events)
+    assert not out.violations, found(out)
+
+
+def test_leader_outside_the_completed_isr_is_still_unclean(kraft_log):
+    reassigning(kraft_log)
+    bad = kraft_log.batch(kraft_log.change(TID, 0, isr=[2, 3], leader=4, replicas=[4, 2, 3],
+                                           removingReplicas=[], addingReplicas=[]))[0]
+    out = Auditor(CATALOG).process(kraft_log.events)
+    assert hits(out, "kip704.unclean-election-sets-recovering") == [bad.offset]
+    assert hits(out, "kip966.election-order") == [bad.offset]
+
+
+def test_adding_replica_led_before_completion_is_unclean(kraft_log):
+    reassigning(kraft_log)
+    bad = kraft_log.batch(kraft_log.change(TID, 0, isr=[4], leader=4))[0]  # still reassigning
+    out = Auditor(CATALOG).process(kraft_log.events)
+    assert hits(out, "kip704.unclean-election-sets-recovering") == [bad.offset]
+
+
+def recovering(log):
+    log.batch(*log.elr_features(False))
+    log.batch(*[log.register(b, epoch=b) for b in (1, 2, 3)])
+    log.batch(log.topic("t", TID), log.partition(TID, 0, [1, 2, 3], [1], leaderRecoveryState=1))
+
+
+def test_recovered_with_the_same_leader_rewritten_is_no_leader_change(kraft_log):
+    recovering(kraft_log)
+    kraft_log.batch(kraft_log.change(TID, 0, leader=1, lrs=0))
+    out = Auditor(CATALOG).process(kraft_log.events)
+    assert not out.violations, found(out)
+
+
+def test_recovered_with_a_new_leader_is_reported(kraft_log):
+    recovering(kraft_log)
+    bad = kraft_log.batch(kraft_log.change(TID, 0, leader=2, isr=[2], lrs=0))[0]
+    out = Auditor(CATALOG).process(kraft_log.events)
+    assert hits(out, "kip704.leader-change-keeps-recovering") == [bad.offset]

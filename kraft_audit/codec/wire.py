@@ -22,8 +22,7 @@ class WireError(ValueError):
     """Bytes that do not follow the Kafka wire format."""
 
 
-def read_uvarint(buf, pos: int) -> tuple[int, int]:
-    """An unsigned varint of at most 5 bytes (Kafka's ByteUtils.readUnsignedVarint)."""
+def _read_unsigned(buf, pos: int, max_shift: int, what: str) -> tuple[int, int]:
     value = 0
     shift = 0
     try:
@@ -34,28 +33,20 @@ def read_uvarint(buf, pos: int) -> tuple[int, int]:
             if b < 0x80:
                 return value, pos
             shift += 7
-            if shift > 28:
-                raise WireError("varint longer than 5 bytes")
+            if shift > max_shift:
+                raise WireError(f"{what} longer than {max_shift // 7 + 1} bytes")
     except IndexError:
-        raise WireError("varint runs past the end of the data") from None
+        raise WireError(f"{what} runs past the end of the data") from None
+
+
+def read_uvarint(buf, pos: int) -> tuple[int, int]:
+    """An unsigned varint of at most 5 bytes (Kafka's ByteUtils.readUnsignedVarint)."""
+    return _read_unsigned(buf, pos, 28, "varint")
 
 
 def read_uvarlong(buf, pos: int) -> tuple[int, int]:
     """An unsigned varint of at most 10 bytes."""
-    value = 0
-    shift = 0
-    try:
-        while True:
-            b = buf[pos]
-            pos += 1
-            value |= (b & 0x7F) << shift
-            if b < 0x80:
-                return value, pos
-            shift += 7
-            if shift > 63:
-                raise WireError("varlong longer than 10 bytes")
-    except IndexError:
-        raise WireError("varlong runs past the end of the data") from None
+    return _read_unsigned(buf, pos, 63, "varlong")
 
 
 def read_varint(buf, pos: int) -> tuple[int, int]:

@@ -1,0 +1,291 @@
+"""The streaming job's configuration: defaults ← YAML file ← environment ← flags.
+
+`conf/default.yaml` documents every key with its default (a test keeps it equal
+to `DEFAULTS`). Everything is validated before Spark starts, with errors that
+name the key: an unknown key (with the nearest known one), a wrong type, an
+input path that does not exist, no input at all.
+
+Environment: every scalar key is `KRAFT_AUDIT_` + its dotted path in upper
+case with dots as underscores (`metrics.port` → `KRAFT_AUDIT_METRICS_PORT`).
+List-of-sources keys take a comma-separated list of `PATH` or
+`CLUSTER_ID=PATH` (`KRAFT_AUDIT_SOURCES_LOG_DIRS=/data/kraft/__cluster_metadata-0`).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+ENV_PREFIX = "KRAFT_AUDIT_"
+
+# Source lists: each entry {path, cluster_id}.
+SOURCE_LISTS = ("sources.log_dirs", "sources.dump_logs", "sources.registrations",
+                "sources.log_dir_inventories")
+
+DEFAULTS: dict[str, Any] = {
+    "sources": {
+        "log_dirs": [],
+        "dump_logs": [],
+        "registrations": [],
+        "log_dir_inventories": [],
+        "starting_position": "earliest",
+        "max_records_per_trigger": 200000,
+        "max_bytes_per_trigger": None,
+    },
+    "checkpoint": "kraft-audit-run/checkpoint",
+    "tables": "kraft-audit-run/tables",
+    "trigger": {"interval": "5 seconds", "available_now": False},
+    "audit": {"buckets": 8, "rules_dir": None, "settings": {}, "timeout_seconds": 60},
+    "metrics": {"enabled": True, "host": "127.0.0.1", "port": 9464},
+    "sink": {"backend": "deltalake", "app_id": "kraft-audit"},
+    "spark": {"master": "local[2]", "shuffle_partitions": 2, "conf": {}},
+}
+
+# Expected type of each leaf (None allowed where the default is None or noted).
+_TYPES: dict[str, tuple[type, ...]] = {
+    "sources.log_dirs": (list,),
+    "sources.dump_logs": (list,),
+    "sources.registrations": (list,),
+    "sources.log_dir_inventories": (list,),
+    "sources.starting_position": (str,),
+    "sources.max_records_per_trigger": (int, type(None)),
+    "sources.max_bytes_per_trigger": (int, type(None)),
+    "checkpoint": (str,),
+    "tables": (str,),
+    "trigger.interval": (str,),
+    "trigger.available_now": (bool,),
+    "audit.buckets": (int,),
+    "audit.rules_dir": (str, type(None)),
+    "audit.settings": (dict,),
+    "audit.timeout_seconds": (int, float),
+    "metrics.enabled": (bool,),
+    "metrics.host": (str,),
+    "metrics.port": (int,),
+    "sink.backend": (str,),
+    "sink.app_id": (str,),
+    "spark.master": (str, type(None)),
+    "spark.shuffle_partitions": (int,),
+    "spark.conf": (dict,),
+}
+_CHOICES = {
+    "sources.starting_position": ("earliest", "snapshot"),
+    "sink.backend": ("deltalake", "delta-spark"),
+}
+_INTERVAL_RE = re.compile(r"^\s*\d+(\.\d+)?\s*(ms|milliseconds?|s|seconds?|m|minutes?)\s*$")
+
+
+class ConfigError(ValueError):
+    """A configuration mistake, worded for the person who made it."""
+
+
+@dataclass
+class SourceEntry:
+    path: str
+    cluster_id: str | None = None
+
+
+def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and dotted in _TYPES and _TYPES[dotted] == (dict,):
+            out[dotted] = value  # a free-form map is one leaf
+        elif isinstance(value, dict):
+            out.update(_flatten(value, dotted + "."))
+        else:
+            out[dotted] = value
+    return out
+
+
+def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = tree
+    for p in parts[:-1]:
+        node = node.setdefault(p, {})
+    node[parts[-1]] = value
+
+
+def _get(tree: Mapping[str, Any], dotted: str) -> Any:
+    node: Any = tree
+    for p in dotted.split("."):
+        node = node[p]
+    return node
+
+
+def _unknown(key: str, origin: str) -> ConfigError:
+    near = difflib.get_close_matches(key, list(_TYPES), n=1)
+    hint = f" (did you mean `{near[0]}`?)" if near else ""
+    return ConfigError(f"{origin}: unknown key `{key}`{hint}")
+
+
+def _parse_scalar(dotted: str, text: str) -> Any:
+    """A flag or environment string as the key's type."""
+    types = _TYPES[dotted]
+    if dotted in SOURCE_LISTS:
+        return [_parse_source_item(s) for s in text.split(",") if s.strip()]
+    if text.strip().lower() in ("null", "none", "") and type(None) in types:
+        return None
+    if bool in types:
+        if text.strip().lower() in ("1", "true", "yes", "on"):
+            return True
+        if text.strip().lower() in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"`{dotted}` must be true or false, got {text!r}")
+    if int in types:
+        try:
+            return int(text)
+        except ValueError:
+            if float in types:
+                try:
+                    return float(text)
+                except ValueError:
+                    pass
+            raise ConfigError(f"`{dotted}` must be a number, got {text!r}") from None
+    if dict in types:
+        loaded = yaml.safe_load(text)
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"`{dotted}` must be a mapping, got {text!r}")
+        return loaded
+    return text
+
+
+def _parse_source_item(text: str) -> dict[str, Any]:
+    text = text.strip()
+    if "=" in text:
+        cluster, _, path = text.partition("=")
+        return {"path": path.strip(), "cluster_id": cluster.strip() or None}
+    return {"path": text, "cluster_id": None}
+
+
+def load_config(path: str | os.PathLike | None = None, overrides: Mapping[str, Any] | None = None,
+                environ: Mapping[str, str] | None = None, check_paths: bool = True) -> dict[str, Any]:
+    """The validated configuration (a plain nested dict, paths absolute).
+
+    `overrides` maps dotted keys to values (already typed, or strings that
+    are parsed as the key's type); they win over the environment, which wins
+    over the file, which wins over DEFAULTS.
+    """
+    cfg = copy.deepcopy(DEFAULTS)
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file {p} does not exist")
+        try:
+            loaded = yaml.safe_load(p.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{p}: not valid YAML: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{p}: the top level must be a mapping of keys")
+        for dotted, value in _flatten(loaded).items():
+            if dotted not in _TYPES:
+                raise _unknown(dotted, str(p))
+            _set(cfg, dotted, value)
+    env = os.environ if environ is None else environ
+    for name, text in env.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        dotted = _env_key(name)
+        if dotted is None:
+            raise _unknown(name, "environment")
+        _set(cfg, dotted, _parse_scalar(dotted, text))
+    for dotted, value in (overrides or {}).items():
+        if dotted not in _TYPES:
+            raise _unknown(dotted, "command line")
+        _set(cfg, dotted, _parse_scalar(dotted, value) if isinstance(value, str) else value)
+    return validate(cfg, check_paths=check_paths)
+
+
+def _env_key(name: str) -> str | None:
+    for dotted in _TYPES:
+        if ENV_PREFIX + dotted.replace(".", "_").upper() == name:
+            return dotted
+    return None
+
+
+def env_names() -> dict[str, str]:
+    """Environment variable → dotted key, for --help and the docs."""
+    return {ENV_PREFIX + d.replace(".", "_").upper(): d for d in _TYPES}
+
+
+def validate(cfg: dict[str, Any], check_paths: bool = True) -> dict[str, Any]:
+    for dotted, types in _TYPES.items():
+        value = _get(cfg, dotted)
+        if isinstance(value, bool) and bool not in types:
+            raise ConfigError(f"`{dotted}` must be {_type_names(types)}, got {value!r}")
+        if not isinstance(value, types):
+            raise ConfigError(f"`{dotted}` must be {_type_names(types)}, got {value!r}")
+        if dotted in _CHOICES and value not in _CHOICES[dotted]:
+            raise ConfigError(f"`{dotted}` must be one of {', '.join(_CHOICES[dotted])}, got {value!r}")
+    for dotted in SOURCE_LISTS:
+        entries = []
+        for i, item in enumerate(_get(cfg, dotted)):
+            if isinstance(item, str):
+                item = {"path": item}
+            if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+                raise ConfigError(f"`{dotted}[{i}]` must be a path or {{path, cluster_id}}, got {item!r}")
+            extra = set(item) - {"path", "cluster_id"}
+            if extra:
+                raise ConfigError(f"`{dotted}[{i}]`: unknown key `{sorted(extra)[0]}` "
+                                  "(an entry has `path` and optional `cluster_id`)")
+            cluster = item.get("cluster_id")
+            if cluster is not None and not isinstance(cluster, str):
+                raise ConfigError(f"`{dotted}[{i}].cluster_id` must be a string, got {cluster!r}")
+            resolved = str(Path(item["path"]).expanduser().resolve())
+            if check_paths and not Path(resolved).exists():
+                raise ConfigError(f"`{dotted}[{i}]`: path {item['path']} does not exist")
+            entries.append({"path": resolved, "cluster_id": cluster})
+        _set(cfg, dotted, entries)
+    if not _INTERVAL_RE.match(cfg["trigger"]["interval"]):
+        raise ConfigError(f"`trigger.interval` must look like '5 seconds' or '500 ms', "
+                          f"got {cfg['trigger']['interval']!r}")
+    if cfg["audit"]["buckets"] < 1:
+        raise ConfigError(f"`audit.buckets` must be at least 1, got {cfg['audit']['buckets']}")
+    if not 0 <= cfg["metrics"]["port"] <= 65535:
+        raise ConfigError(f"`metrics.port` must be 0..65535, got {cfg['metrics']['port']}")
+    for dotted in ("sources.max_records_per_trigger", "sources.max_bytes_per_trigger"):
+        v = _get(cfg, dotted)
+        if v is not None and v < 1:
+            raise ConfigError(f"`{dotted}` must be positive or null, got {v}")
+    rules_dir = cfg["audit"]["rules_dir"]
+    if rules_dir is not None:
+        cfg["audit"]["rules_dir"] = str(Path(rules_dir).expanduser().resolve())
+        if check_paths and not Path(cfg["audit"]["rules_dir"]).is_dir():
+            raise ConfigError(f"`audit.rules_dir`: directory {rules_dir} does not exist")
+    if not any(_get(cfg, d) for d in SOURCE_LISTS):
+        raise ConfigError("no input: set `sources.log_dirs` (or dump_logs, registrations, "
+                          "log_dir_inventories), e.g. --log-dir PATH")
+    _check_audit(cfg["audit"], load_rules=check_paths)  # (the rule catalog is a path too)
+    cfg["checkpoint"] = str(Path(cfg["checkpoint"]).expanduser().resolve())
+    cfg["tables"] = str(Path(cfg["tables"]).expanduser().resolve())
+    return cfg
+
+
+def _check_audit(audit: dict[str, Any], load_rules: bool) -> None:
+    """The core's own checks of its settings and rule catalog, run now rather
+    than in the first micro-batch on an executor."""
+    from kraft_audit.replay.settings import AuditSettings
+    from kraft_audit.rules.catalog import load_catalog
+
+    try:
+        AuditSettings.of(audit["settings"])
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"`audit.settings`: {exc}") from None
+    if not load_rules:
+        return
+    try:
+        load_catalog(audit["rules_dir"])
+    except ValueError as exc:
+        raise ConfigError(f"`audit.rules_dir`: {exc}") from None
+
+
+def _type_names(types: tuple[type, ...]) -> str:
+    names = {int: "an integer", float: "a number", str: "a string", bool: "true/false",
+             list: "a list", dict: "a mapping", type(None): "null"}
+    return " or ".join(names[t] for t in types)

@@ -1,0 +1,261 @@
+"""The streaming auditor: inputs → keyed stateful audit → Delta + /metrics.
+
+    events  = inputs.all_events(spark, cfg["sources"])          (source.py, inputs.py)
+    output  = operator.audit_stream(events, settings)            (the core, per bucket)
+    output.writeStream.foreachBatch(BatchWriter)                 (sinks.py, metrics.py)
+
+`BatchWriter` runs in the driver once per micro-batch: it executes the batch
+(Spark 4.2 requires foreachBatch to consume the stateful output), splits the
+rows by table, writes them exactly once through `DeltaSinks` (Delta app
+transactions keyed by the query id and batch id), then updates the metrics
+and appends one `progress` row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable
+
+from kraft_audit.spark import operator as op
+
+log = logging.getLogger("kraft_audit.job")
+
+# operator output table -> Delta tables it feeds
+_TABLE_ROUTES = {
+    op.T_VIOLATIONS: ("violations",),
+    op.T_CONDITIONS: ("conditions",),
+    op.T_PARTITIONS: ("partition_state", "partition_history"),
+    op.T_BROKERS: ("brokers",),
+    op.T_QUARANTINE: ("quarantine",),
+    op.T_GAUGES: ("gauges",),
+}
+
+
+def audit_settings(cfg: dict) -> op.AuditSettings:
+    a = cfg["audit"]
+    return op.AuditSettings(buckets=a["buckets"], rules_dir=a["rules_dir"], settings=dict(a["settings"]),
+                            timeout_ms=int(a["timeout_seconds"] * 1000))
+
+
+def query_id(checkpoint: str) -> str | None:
+    """The streaming query's id, kept in its checkpoint (stable across restarts)."""
+    try:
+        return json.loads((Path(checkpoint) / "metadata").read_text().splitlines()[0])["id"]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+
+
+def split_rows(arrow_table) -> tuple[dict[str, list[dict]], list[dict]]:
+    """Operator output → (rows by Delta table, the groups' stats rows)."""
+    decoded = op.decode_output(arrow_table.column("table").to_pylist(),
+                               arrow_table.column("rows").to_pylist())
+    by_table: dict[str, list[dict]] = {}
+    for table, rows in decoded.items():
+        for target in _TABLE_ROUTES.get(table, ()):
+            by_table.setdefault(target, []).extend(rows)
+    return by_table, decoded.get(op.T_STATS, [])
+
+
+class BatchWriter:
+    """The foreachBatch function (driver side)."""
+
+    def __init__(self, cfg: dict, metrics=None, spark=None,
+                 after_write: Callable[[int], None] | None = None):
+        self.cfg = cfg
+        self.metrics = metrics
+        self.spark = spark
+        self.after_write = after_write  # tests: crash between the sink write and Spark's commit
+        self.sinks = None
+        self.app_id: str | None = None
+        self.batches = 0
+        self.last_progress: dict | None = None
+        self.last_stats: list[dict] = []  # the groups' own figures (state size, time) of the last batch
+        self.totals: dict[str, int] = defaultdict(int)
+        self._applied: dict[str, int] = {}
+        from kraft_audit.spark.source import LogDirPlanner
+
+        self._planners = {}
+        for d in cfg["sources"]["log_dirs"]:
+            p = LogDirPlanner(d["path"], d.get("cluster_id"))
+            self._planners[p.cluster_id] = p
+
+    def _ensure_sinks(self) -> None:
+        if self.sinks is not None:
+            return
+        from kraft_audit.spark.sinks import DeltaSinks
+
+        qid = query_id(self.cfg["checkpoint"]) or "no-checkpoint"
+        self.app_id = f"{self.cfg['sink']['app_id']}-{qid}"
+        self.sinks = DeltaSinks(self.cfg["tables"], self.cfg["sink"]["backend"], app_id=self.app_id,
+                                spark=self.spark)
+
+    def __call__(self, df, batch_id: int) -> None:
+        started_ms = int(time.time() * 1000)
+        t0 = time.perf_counter()
+        # Runs the whole micro-batch (decode, audit); also what lets the
+        # state stores commit (they must see the batch consumed).
+        arrow = df.toArrow()
+        if arrow.num_rows == 0:
+            return  # a no-data batch in which no group timed out: nothing to record
+        rows_by_table, stats = split_rows(arrow)
+        progress = self._progress(batch_id, started_ms, stats, rows_by_table)
+        self._ensure_sinks()
+        progress["duration_seconds"] = round(time.perf_counter() - t0, 6)
+        written = self.sinks.write_batch(batch_id, {**rows_by_table, "progress": [progress]})
+        if self.metrics is not None:
+            self.metrics.update(batch_id, rows_by_table.get("gauges", []), progress,
+                                rows_by_table.get("violations", []))
+        self.batches += 1
+        self.last_progress = progress
+        self.last_stats = stats
+        for table, n in written.items():
+            self.totals[table] += n
+        if self.after_write is not None:
+            self.after_write(batch_id)
+        log.info("batch %d: %d records, %d violations, %.2fs", batch_id, progress["records"],
+                 progress["violations"], progress["duration_seconds"])
+
+    def _progress(self, batch_id: int, started_ms: int, stats: list[dict],
+                  rows_by_table: dict[str, list[dict]]) -> dict[str, Any]:
+        clusters: dict[str, dict] = {}
+        for s in stats:
+            c = clusters.setdefault(s["cluster_id"], {"cluster_id": s["cluster_id"], "records": 0,
+                                                       "min_offset": None, "max_offset": None,
+                                                       "last_timestamp_ms": None})
+            c["records"] += s["records"]
+            for key, pick in (("min_offset", min), ("max_offset", max), ("last_timestamp_ms", max)):
+                value = s["max_timestamp_ms"] if key == "last_timestamp_ms" else s[key]
+                if value is not None:
+                    c[key] = value if c[key] is None else pick(c[key], value)
+        for cid, planner in self._planners.items():
+            c = clusters.setdefault(cid, {"cluster_id": cid, "records": 0, "min_offset": None,
+                                          "max_offset": None, "last_timestamp_ms": None})
+            if c["max_offset"] is not None:
+                self._applied[cid] = max(self._applied.get(cid, -1), c["max_offset"])
+            newest, newest_ts = planner.newest()
+            c["newest_offset"] = newest
+            applied = self._applied.get(cid)
+            c["lag_records"] = max(newest - applied, 0) if applied is not None else None
+            c["lag_seconds"] = (max(newest_ts - c["last_timestamp_ms"], 0) / 1000
+                                if newest_ts is not None and c["last_timestamp_ms"] is not None else None)
+        return {
+            "batch_id": batch_id,
+            "started_ms": started_ms,
+            "records": sum(s["records"] for s in stats),
+            "applied": sum(s["applied"] for s in stats),
+            "duplicates": sum(s["duplicates"] for s in stats),
+            "quarantined": sum(s["quarantined"] for s in stats),
+            "violations": len(rows_by_table.get("violations", [])),
+            "process_seconds": round(sum(s["duration_ms"] for s in stats) / 1000, 6),
+            "write_seconds": None,
+            "clusters": sorted(clusters.values(), key=lambda c: c["cluster_id"]),
+        }
+
+
+def build_query(spark, cfg: dict, writer: BatchWriter, available_now: bool | None = None):
+    """The streaming query, not yet started."""
+    from kraft_audit.spark.inputs import all_events
+
+    events = all_events(spark, cfg["sources"])
+    output = op.audit_stream(events, audit_settings(cfg))
+    stream = (output.writeStream.outputMode("update").queryName("kraft_audit")
+              .option("checkpointLocation", cfg["checkpoint"]).foreachBatch(writer))
+    once = cfg["trigger"]["available_now"] if available_now is None else available_now
+    return stream.trigger(availableNow=True) if once else stream.trigger(
+        processingTime=cfg["trigger"]["interval"])
+
+
+def start_metrics(cfg: dict):
+    """The collector and, when enabled, its HTTP server: (metrics, port or None)."""
+    from kraft_audit.spark.metrics import AuditMetrics
+
+    metrics = AuditMetrics()
+    port = None
+    if cfg["metrics"]["enabled"]:
+        _server, port = metrics.start_server(cfg["metrics"]["host"], cfg["metrics"]["port"])
+    return metrics, port
+
+
+def session_for(cfg: dict):
+    from kraft_audit.spark.session import build_session
+
+    return build_session(cfg["spark"]["master"], shuffle_partitions=cfg["spark"]["shuffle_partitions"],
+                         extra_conf={k: str(v) for k, v in cfg["spark"]["conf"].items()})
+
+
+class AuditJob:
+    """One run of the streaming auditor (what `kraft-audit run`, the demo and
+    jobs/audit_job.py start)."""
+
+    def __init__(self, cfg: dict, spark=None, metrics=None,
+                 after_write: Callable[[int], None] | None = None):
+        self.cfg = cfg
+        self.spark = spark or session_for(cfg)
+        if metrics is None:
+            metrics, self.metrics_port = start_metrics(cfg)
+        else:
+            self.metrics_port = None
+        self.metrics = metrics
+        Path(cfg["tables"]).mkdir(parents=True, exist_ok=True)
+        self.writer = BatchWriter(cfg, metrics, self.spark, after_write)
+        qid = query_id(cfg["checkpoint"])
+        if qid is not None and hasattr(metrics, "restore"):
+            # A restart: counters continue from what the tables hold.
+            metrics.restore(cfg["tables"], f"{cfg['sink']['app_id']}-{qid}")
+        self.query = None
+
+    def start(self, available_now: bool | None = None):
+        once = self.cfg["trigger"]["available_now"] if available_now is None else available_now
+        # The processing-time timeout makes Spark run a no-data batch every
+        # trigger (that is how idle groups time out). An AvailableNow run
+        # would then never end, so it goes without them: pending matches are
+        # settled by event time or by the next run.
+        self.spark.conf.set("spark.sql.streaming.noDataMicroBatches.enabled", str(not once).lower())
+        self.query = build_query(self.spark, self.cfg, self.writer, once).start()
+        return self.query
+
+    def run(self, available_now: bool | None = None, timeout_s: float | None = None) -> bool:
+        """Start and wait: until the data available now is audited
+        (available_now), or until stopped (SIGINT/SIGTERM) or `timeout_s`.
+        Returns False if the query failed."""
+        query = self.start(available_now)
+        stop = threading.Event()
+
+        def _stop(signum, _frame):
+            log.info("signal %d: stopping after the current micro-batch", signum)
+            stop.set()
+
+        previous = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, _stop)
+        try:
+            deadline = None if timeout_s is None else time.monotonic() + timeout_s
+            while query.isActive and not stop.is_set():
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+                try:
+                    query.awaitTermination(0.5)
+                except Exception as exc:  # the query failed: reported through query.exception()
+                    log.error("streaming query failed: %s", str(exc).splitlines()[0])
+                    break
+            if query.isActive:
+                query.stop()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return query.exception() is None
+
+
+def summary(cfg: dict, writer: BatchWriter) -> str:
+    lines = [f"micro-batches: {writer.batches}"]
+    for table, n in sorted(writer.totals.items()):
+        lines.append(f"  {table:<18} {n:>8} rows  {os.path.join(cfg['tables'], table)}")
+    return "\n".join(lines)

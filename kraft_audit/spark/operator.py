@@ -1,0 +1,373 @@
+"""The stateful step: events keyed by (cluster_id, bucket) → the core's
+`Auditor` → output rows, through `applyInPandasWithState`.
+
+Keys. One group per partition would pay Spark's per-group cost (about 0.5 ms
+a call here) millions of times, so partitions are hashed into B buckets:
+`bucket = crc32("<topic_id>:<partition>") % B`, computed in the JVM. Records
+every bucket needs to judge its partitions alone (brokers, topics, configs,
+features, ClearElr, transactions, Raft control records, registration and
+log-dir events) are copied to every bucket of their cluster. Records no rule
+reads (NoOp, producer ids, ACLs, quotas, SCRAM, tokens) and quarantined input
+go to bucket 0 only: NoOps are 95%+ of a real log, fanning them out would
+multiply the work by B. Bucket 0 also emits the cluster-scoped findings.
+
+State. One binary column holding the core's own serialisation (pyspark 4.2
+breaks on array types in the state schema), behind a version number so a
+future layout can be read or refused clearly.
+
+Output. A few rows per group call: (table, part, rows), where `rows` is a
+pickled list of dicts (the `kraft_audit.outputs` rows), at most
+OUTPUT_CHUNK per Spark row. The Spark schema stays fixed while output rows
+evolve, and the driver, which hands dicts to the sinks, unpickles whole lists
+at C speed: a first version with one JSON row per output record spent 6 s of
+a 33 s micro-batch in the driver's json.loads alone (bench/bench_streaming.py).
+Only this package writes and reads these bytes, in the same job.
+
+`audit_group` is a plain function of (key, pandas frames, state): the tests
+call it without a query.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+import zlib
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Iterable, Iterator
+
+import pandas as pd
+
+from kraft_audit.events import (
+    BROKER_LOG_DIRS,
+    BROKER_REGISTRATION_REQUEST,
+    MetadataEvent,
+    Quarantined,
+)
+from kraft_audit.spark import event_rows
+
+STATE_VERSION = 1
+STATE_DDL = "version int, auditor binary, held binary"
+OUTPUT_DDL = "table string, part int, rows binary"
+OUTPUT_COLUMNS = ["table", "part", "rows"]
+OUTPUT_CHUNK = 20_000  # dicts per output row: keeps each binary cell far below Arrow's 2 GiB
+
+PARTITION_SCOPED_TYPES = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
+# Records no rule reads: kept in bucket 0 only (counted and passed to the core once).
+BUCKET0_ONLY_TYPES = (
+    "NO_OP_RECORD",
+    "PRODUCER_IDS_RECORD",
+    "ACCESS_CONTROL_ENTRY_RECORD",
+    "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
+    "CLIENT_QUOTA_RECORD",
+    "USER_SCRAM_CREDENTIAL_RECORD",
+    "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
+    "DELEGATION_TOKEN_RECORD",
+    "REMOVE_DELEGATION_TOKEN_RECORD",
+    "UNKNOWN_RECORD",
+    event_rows.QUARANTINE,
+)
+# Everything else (including these side inputs) is cluster-scoped: fanned out.
+CLUSTER_SCOPED_SIDE_TYPES = (BROKER_REGISTRATION_REQUEST, BROKER_LOG_DIRS)
+
+# Tables the operator emits (the job maps `partitions` to partition_state and
+# partition_history; `gauges` and `stats` feed metrics and progress).
+T_VIOLATIONS = "violations"
+T_CONDITIONS = "conditions"
+T_PARTITIONS = "partitions"
+T_BROKERS = "brokers"
+T_QUARANTINE = "quarantine"
+T_GAUGES = "gauges"
+T_STATS = "stats"
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """What every group needs to build its Auditor; pickled to the workers."""
+
+    buckets: int = 8
+    rules_dir: str | None = None  # None: the catalog shipped with the package
+    settings: dict[str, Any] = field(default_factory=dict)
+    timeout_ms: int = 60_000  # idle time after which pending matches are settled
+
+
+# ------------------------------------------------------------------ keying
+
+def bucket_of(topic_id: str, partition: int, buckets: int) -> int:
+    """The same value the Spark expression in `with_buckets` computes."""
+    return zlib.crc32(f"{topic_id}:{partition}".encode()) % buckets
+
+
+def is_partition_scoped(type_: str, topic_id: Any, partition_id: Any) -> bool:
+    return type_ in PARTITION_SCOPED_TYPES and isinstance(topic_id, str) and partition_id is not None \
+        and partition_id == partition_id  # NaN from pandas is "absent"
+
+
+def target_buckets(type_: str, topic_id: Any, partition_id: Any, buckets: int) -> list[int]:
+    """The buckets an event goes to: what `with_buckets` computes in Spark."""
+    if is_partition_scoped(type_, topic_id, partition_id):
+        return [bucket_of(topic_id, int(partition_id), buckets)]
+    if type_ in BUCKET0_ONLY_TYPES:
+        return [0]
+    return list(range(buckets))
+
+
+def with_buckets(events_df, buckets: int):
+    """Add the `bucket` column, copying cluster-scoped rows to every bucket."""
+    from pyspark.sql import functions as F
+
+    partition_scoped = (F.col("type").isin(*PARTITION_SCOPED_TYPES)
+                        & F.col("topic_id").isNotNull() & F.col("partition_id").isNotNull())
+    hashed = F.pmod(F.crc32(F.concat_ws(":", F.col("topic_id"), F.col("partition_id").cast("string"))),
+                    F.lit(buckets)).cast("int")
+    targets = (F.when(partition_scoped, F.array(hashed))
+               .when(F.col("type").isin(*BUCKET0_ONLY_TYPES), F.array(F.lit(0)))
+               .otherwise(F.sequence(F.lit(0), F.lit(buckets - 1))))
+    return events_df.withColumn("bucket", F.explode(targets))
+
+
+def audit_stream(events_df, audit: AuditSettings):
+    """events (event_rows schema) → output rows (OUTPUT_DDL), stateful."""
+    from pyspark.sql.streaming.state import GroupStateTimeout
+
+    func = make_audit_function(audit)
+    return (with_buckets(events_df, audit.buckets)
+            .groupBy("cluster_id", "bucket")
+            .applyInPandasWithState(func, OUTPUT_DDL, STATE_DDL, "Update",
+                                    GroupStateTimeout.ProcessingTimeTimeout))
+
+
+# ------------------------------------------------------------ the function
+
+def make_audit_function(audit: AuditSettings):
+    def func(key, pdfs, state):
+        return audit_group(key, pdfs, state, audit)
+
+    return func
+
+
+def events_from_pandas(pdf: pd.DataFrame) -> list[MetadataEvent | Quarantined]:
+    """Rows of the event schema (sorted) → the core's objects."""
+    cols = [c for c in event_rows.EVENT_COLUMNS if c in pdf.columns]
+    return [event_rows.from_row(dict(zip(cols, values)))
+            for values in pdf[cols].itertuples(index=False, name=None)]
+
+
+def _frames(pdfs: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    frames = [p for p in pdfs if len(p)]
+    if not frames:
+        return pd.DataFrame(columns=event_rows.EVENT_COLUMNS)
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+
+def _log_order(pdf: pd.DataFrame) -> pd.DataFrame:
+    """Spark does not keep arrival order inside a group: restore log order.
+    A snapshot's records (offsets of their own, from 0) come before the
+    segment records that follow it."""
+    if pdf.empty:
+        return pdf
+    keyed = pdf.assign(_segment=~pdf["source"].astype(str).str.endswith(".checkpoint"))
+    return keyed.sort_values(["_segment", "offset", "kind", "source", "position"],
+                             kind="stable").drop(columns="_segment")
+
+
+def _thin_noops(pdf: pd.DataFrame) -> tuple[pd.DataFrame, int, list[int]]:
+    """Keep only the newest NoOpRecord of a call (it moves the auditor's
+    clock and last offset; the others change nothing). A real controller
+    writes one every 500 ms: 95-99.7% of its log, and before this a third of
+    the operator's time. Returns (frame, NoOps dropped, [min, max] NoOp offset)."""
+    if pdf.empty:
+        return pdf, 0, []
+    noop = (pdf["type"] == "NO_OP_RECORD").to_numpy()
+    count = int(noop.sum())
+    if count < 2:
+        return pdf, 0, []
+    offsets = pdf["offset"].to_numpy()[noop]
+    newest = offsets.max()
+    drop = noop & (pdf["offset"].to_numpy() != newest)
+    return pdf[~drop], int(drop.sum()), [int(offsets.min()), int(newest)]
+
+
+def is_side_input(item) -> bool:
+    return isinstance(item, MetadataEvent) and item.type in CLUSTER_SCOPED_SIDE_TYPES
+
+
+def interleave(records: list, side_inputs: list, clock_ms: int, release_all: bool
+               ) -> tuple[list, list]:
+    """Merge side inputs (registration requests, log-dir inventories) into the
+    log by event time: each goes before the first log record stamped later
+    than it. Spark reads the side files and the log independently (a side file
+    may arrive micro-batches before the records around it), so a side input
+    newer than everything the log has shown so far is held back (returned as
+    the second list) until the log catches up, or until the group times out.
+    """
+    side_inputs = sorted(side_inputs, key=lambda e: (e.timestamp_ms, e.source, e.position))
+    horizon = max([clock_ms] + [r.timestamp_ms for r in records if isinstance(r, MetadataEvent)])
+    ready = side_inputs if release_all else [e for e in side_inputs if e.timestamp_ms <= horizon]
+    held = [] if release_all else [e for e in side_inputs if e.timestamp_ms > horizon]
+    merged: list = []
+    i = 0
+    for r in records:
+        ts = r.timestamp_ms if isinstance(r, MetadataEvent) and r.offset >= 0 else None
+        while ts is not None and i < len(ready) and ready[i].timestamp_ms < ts:
+            merged.append(ready[i])
+            i += 1
+        merged.append(r)
+    merged.extend(ready[i:])
+    return merged, held
+
+
+_CATALOGS: dict[str | None, Any] = {}
+
+
+def _catalog(rules_dir: str | None):
+    """The rule catalog, loaded once per worker process."""
+    if rules_dir not in _CATALOGS:
+        from kraft_audit.rules.catalog import load_catalog
+
+        _CATALOGS[rules_dir] = load_catalog(rules_dir)
+    return _CATALOGS[rules_dir]
+
+
+def core_settings(audit: AuditSettings) -> dict[str, Any]:
+    # A bucket judges only its partitions: it cannot call a replica of a
+    # partition it never saw stray.
+    return {**audit.settings, "sees_all_partitions": audit.buckets == 1}
+
+
+def new_auditor(audit: AuditSettings, bucket: int):
+    from kraft_audit.audit import Auditor
+
+    return Auditor(_catalog(audit.rules_dir), core_settings(audit), emit_cluster_findings=(bucket == 0))
+
+
+def restore(audit: AuditSettings, bucket: int, state_row: tuple | None):
+    """(auditor, held side inputs) from the group's state row."""
+    if state_row is None:
+        return new_auditor(audit, bucket), []
+    version, blob, held = state_row[0], state_row[1], state_row[2]
+    if version != STATE_VERSION:
+        raise RuntimeError(f"streaming state version {version} is not {STATE_VERSION}: "
+                           "start with a new checkpoint location")
+    from kraft_audit.audit import Auditor
+
+    auditor = Auditor.from_bytes(bytes(blob), _catalog(audit.rules_dir), core_settings(audit))
+    return auditor, (pickle.loads(bytes(held)) if held else [])
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _payload(row: Any) -> dict:
+    """A core row as a dict, shallowly: `dataclasses.asdict` deep-copies every
+    list and was 60% of this function's time; the dict is serialised at once."""
+    if not is_dataclass(row):
+        return dict(row)
+    names = _FIELDS.get(type(row))
+    if names is None:
+        names = _FIELDS[type(row)] = tuple(f.name for f in fields(row))
+    return {n: getattr(row, n) for n in names}
+
+
+def _quarantine_payload(q: Any) -> dict:
+    if isinstance(q, Quarantined):
+        return {"cluster_id": q.cluster_id, "source": q.source, "position": q.position,
+                "offset": q.offset, "reason": q.reason, "raw": bytes(q.raw or b"")[:1024]}
+    return _payload(q)
+
+
+def output_rows(out) -> Iterator[tuple[str, dict]]:
+    """(table, row dict) for every row of one AuditOutput."""
+    for v in out.violations:
+        yield T_VIOLATIONS, _payload(v)
+    for c in out.conditions:
+        yield T_CONDITIONS, _payload(c)
+    for p in out.partitions:
+        yield T_PARTITIONS, _payload(p)
+    for b in out.brokers:
+        yield T_BROKERS, _payload(b)
+    for q in out.quarantined:
+        yield T_QUARANTINE, _quarantine_payload(q)
+
+
+def encode_output(rows: Iterable[tuple[str, dict]]) -> pd.DataFrame:
+    """Output rows → the OUTPUT_DDL frame: per table, chunks of pickled lists."""
+    by_table: dict[str, list[dict]] = {}
+    for table, row in rows:
+        by_table.setdefault(table, []).append(row)
+    frame = [(table, part, pickle.dumps(items[i:i + OUTPUT_CHUNK], protocol=pickle.HIGHEST_PROTOCOL))
+             for table, items in by_table.items()
+             for part, i in enumerate(range(0, len(items), OUTPUT_CHUNK))]
+    return pd.DataFrame(frame, columns=OUTPUT_COLUMNS)
+
+
+def decode_output(tables: Iterable[str], blobs: Iterable[bytes]) -> dict[str, list[dict]]:
+    """The OUTPUT_DDL columns back into row dicts by table."""
+    by_table: dict[str, list[dict]] = {}
+    for table, blob in zip(tables, blobs):
+        by_table.setdefault(table, []).extend(pickle.loads(blob))
+    return by_table
+
+
+def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSettings
+                ) -> Iterator[pd.DataFrame]:
+    """applyInPandasWithState function: one (cluster, bucket) group."""
+    started = time.perf_counter()
+    cluster_id, bucket = str(key[0]), int(key[1])
+    auditor, held = restore(audit, bucket, state.get if state.exists else None)
+    timed_out = bool(state.hasTimedOut)
+    pdf = _frames(pdfs)
+    pdf, noops_skipped, noop_offsets = _thin_noops(pdf)
+    events = events_from_pandas(_log_order(pdf))
+    log_caught_up = any(getattr(e, "kind", None) == event_rows.KIND_MARKER for e in events)
+    events = [e for e in events if getattr(e, "kind", None) != event_rows.KIND_MARKER]
+    records = [e for e in events if not is_side_input(e)]
+    side = [e for e in events if is_side_input(e)]
+    # Held side inputs go when the log has reached its end (nothing older can
+    # still come) or when the group has been idle for the timeout.
+    ordered, held = interleave(records, held + side, auditor.clock_ms,
+                               release_all=timed_out or log_caught_up)
+    out = auditor.process(ordered)
+    if timed_out:
+        # No input for a while: settle what waits for input that is not coming.
+        late = auditor.expire(int(time.time() * 1000))
+        for name in ("violations", "conditions", "partitions", "brokers", "quarantined"):
+            getattr(out, name).extend(getattr(late, name))
+
+    rows: list[tuple[str, dict]] = list(output_rows(out))
+    blob = auditor.to_bytes()
+    held_blob = pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL) if held else b""
+    state.update((STATE_VERSION, blob, held_blob))
+    if audit.timeout_ms > 0:
+        state.setTimeoutDuration(audit.timeout_ms)
+
+    # What this bucket alone accounts for, so sums over buckets count each
+    # input once: its own partition records; bucket 0 also the shared ones.
+    owned = [e for e in events if bucket == 0 or (
+        isinstance(e, MetadataEvent) and is_partition_scoped(e.type, e.topic_id, e.partition_id))]
+    owned_records = [e for e in owned if isinstance(e, MetadataEvent)]
+    offsets = [e.offset for e in owned_records if e.offset >= 0] + noop_offsets
+    gauges = _payload(auditor.gauges(cluster_id))
+    gauges["bucket"] = bucket
+    rows.append((T_GAUGES, gauges))
+    rows.append((T_STATS, {
+        "cluster_id": cluster_id,
+        "bucket": bucket,
+        "timed_out": timed_out,
+        "log_caught_up": log_caught_up,
+        "events_in": len(events),  # including this bucket's copies of shared events
+        "records": len(owned_records) + noops_skipped,
+        "quarantined": len(owned) - len(owned_records),
+        # The core counts per call; in buckets other than 0 that includes the
+        # shared copies, so there only the bucket's own records are counted.
+        "applied": out.applied + noops_skipped if bucket == 0
+        else max(len(owned_records) - out.duplicates, 0),
+        "duplicates": out.duplicates if bucket == 0 else min(out.duplicates, len(owned_records)),
+        "held": len(held),
+        "violations": len(out.violations),
+        "min_offset": min(offsets) if offsets else None,
+        "max_offset": max(offsets) if offsets else None,
+        "max_timestamp_ms": max((e.timestamp_ms for e in owned_records), default=None),
+        "state_bytes": len(blob) + len(held_blob),
+        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+    }))
+    yield encode_output(rows)

@@ -1,0 +1,173 @@
+"""The stateful function as a plain function (no query): keyed by
+(cluster, bucket), fed in micro-batches, state carried as real GroupState
+rows. The buckets together must find what one single-process Auditor finds."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+
+import pandas as pd
+import pytest
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+from pyspark.sql.types import StructType
+
+from kraft_audit.audit import Auditor
+from kraft_audit.codec.logdir import read_log_dir
+from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.rules.catalog import load_catalog
+from kraft_audit.sim.runner import simulate
+from kraft_audit.sim.scenario import load_scenario
+from kraft_audit.spark import event_rows
+from kraft_audit.spark import operator as op
+from kraft_audit.spark.inputs import log_dir_events, registration_events
+
+FAULTS = [("wrong-elr", 0), ("leader-not-in-isr", 2), ("stray-replica-left", 0)]
+
+
+def new_state(row=None, timed_out=False) -> GroupState:
+    return GroupState(row, int(time.time() * 1000), -1, GroupStateTimeout.ProcessingTimeTimeout, timed_out,
+                      False, row is not None, False, False, -1, b"", StructType())
+
+
+def simulated_inputs(out):
+    result = simulate(load_scenario("unclean-shutdown-elr"), out, seed=1, faults=FAULTS)
+    cid = result.cluster_id
+    log = list(read_log_dir(out))
+    side = list(registration_events((out / "registrations.jsonl").read_text().splitlines(), cid,
+                                    "registrations.jsonl"))
+    for f in sorted((out / "log-dirs").iterdir()):
+        ts = int(f.name.split("-")[0])
+        side.extend(log_dir_events(f.read_text(), cid, f.name, ts))
+    return result, log, side
+
+
+def frame(items) -> pd.DataFrame:
+    return event_rows.to_record_batch(items).to_pandas()
+
+
+def run_buckets(micro_batches, buckets, audit):
+    """Feed each micro-batch to every (cluster, bucket) group it touches, like
+    applyInPandasWithState; returns output rows by table."""
+    states: dict[tuple, tuple] = {}
+    out = defaultdict(list)
+    for items in micro_batches:
+        groups = defaultdict(list)
+        for item in items:
+            row = event_rows.to_row(item)
+            for b in op.target_buckets(row["type"], row["topic_id"], row["partition_id"], buckets):
+                groups[(row["cluster_id"], b)].append(item)
+        for key, group in groups.items():
+            state = new_state(states.get(key))
+            half = len(group) // 2  # two pandas chunks, shuffled: the function must re-sort
+            chunks = [frame(group[half:]), frame(group[:half])]
+            for result in op.audit_group(key, iter(chunks), state, audit):
+                for t, rows in op.decode_output(result["table"], result["rows"]).items():
+                    out[t].extend(rows)
+            states[key] = state.get
+    return out, states
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    return simulated_inputs(tmp_path_factory.mktemp("sim"))
+
+
+def test_buckets_together_find_what_one_auditor_finds(sim):
+    result, log, side = sim
+    ordered, held = op.interleave(log, side, 0, release_all=True)
+    assert not held
+    baseline = Auditor(load_catalog(), {}).process(ordered)
+
+    audit = op.AuditSettings(buckets=4, timeout_ms=0)
+    records = [e for e in log if isinstance(e, MetadataEvent)]
+    # three micro-batches on atomic batch boundaries; the side files all arrive first
+    cut1 = next(e.batch_last_offset for e in records if e.offset >= len(records) // 3)
+    cut2 = next(e.batch_last_offset for e in records if e.offset >= 2 * len(records) // 3)
+    batches = [[e for e in log if e.offset <= cut1] + side,
+               [e for e in log if cut1 < e.offset <= cut2],
+               [e for e in log if e.offset > cut2] + [event_rows.log_tail_marker(result.cluster_id, "x.log")]]
+    out, states = run_buckets(batches, 4, audit)
+
+    assert sorted(v["violation_id"] for v in out["violations"]) == \
+        sorted(v.violation_id for v in baseline.violations)
+    for fault in result.faults:
+        hits = [v for v in out["violations"] if v["rule_id"] == fault["rule_id"]
+                and v["offset"] == fault["offset"] and v["partition"] == fault["partition"]]
+        assert len(hits) == 1, fault
+    # the newest state of every partition equals the baseline's
+    latest = {}
+    for p in out["partitions"]:
+        latest[(p["topic_id"], p["partition"])] = p
+    base_latest = {(p.topic_id, p.partition): p for p in baseline.partitions}
+    assert {k: (v["leader"], v["isr"], v["elr"], v["partition_epoch"]) for k, v in latest.items()} == \
+        {k: (v.leader, v.isr, v.elr, v.partition_epoch) for k, v in base_latest.items()}
+    # counts balance: every record counted once over the buckets
+    stats = out["stats"]
+    assert sum(s["records"] for s in stats) == len(records) + len(side)
+    assert all(s["held"] == 0 for s in stats if s["log_caught_up"])
+    assert any(s["held"] for s in stats if not s["log_caught_up"])  # inventories waited for the log
+    # gauges: one row per group call, buckets sum to the baseline's partitions
+    last_gauges = {}
+    for g in out["gauges"]:
+        last_gauges[g["bucket"]] = g
+    assert sum(g["partitions"] for g in last_gauges.values()) == result.partitions
+    # state is versioned and compact
+    assert all(s[0] == op.STATE_VERSION for s in states.values())
+    assert max(len(s[1]) for s in states.values()) < 200_000
+
+
+def test_side_inputs_wait_for_the_log_to_reach_their_time(sim):
+    result, log, side = sim
+    inventories = [e for e in side if e.type == "BROKER_LOG_DIRS"]
+    assert inventories
+    early = [e for e in log if isinstance(e, MetadataEvent) and e.timestamp_ms < inventories[0].timestamp_ms]
+    merged, held = op.interleave(early[:5], inventories, 0, release_all=False)
+    assert held == sorted(inventories, key=lambda e: (e.timestamp_ms, e.source, e.position))
+    assert merged == early[:5]
+    merged, held = op.interleave([], inventories, 0, release_all=True)
+    assert not held and len(merged) == len(inventories)
+
+
+def test_timeout_settles_pending_registrations_without_new_input():
+    audit = op.AuditSettings(buckets=1, timeout_ms=1000, settings={"registration_match_timeout_ms": 1})
+    request = next(registration_events(
+        [json.dumps({"brokerId": 7, "incarnationId": "x" * 22, "previousBrokerEpoch": 5,
+                     "requestVersion": 3, "timestampMs": 1_000, "clusterId": "c"})], "c", "r.jsonl"))
+    state = new_state()
+    list(op.audit_group(("c", 0), iter([frame([request])]), state, audit))
+    assert state.get[2]  # held: no log record has reached its time yet
+    timed_out = new_state(state.get, timed_out=True)
+    result = next(op.audit_group(("c", 0), iter([]), timed_out, audit))
+    rows = op.decode_output(result["table"], result["rows"])
+    found = rows["violations"]
+    assert found and all(v["broker_id"] == 7 for v in found)
+    stats = rows["stats"][0]
+    assert stats["timed_out"] and stats["held"] == 0
+
+
+def test_quarantined_rows_pass_through_bucket_zero_with_their_reason():
+    q = Quarantined("c", "00000000000000000000.log", 144, "CRC mismatch", b"\x01\x02", 3)
+    assert op.target_buckets("QUARANTINE", None, None, 8) == [0]
+    result = next(op.audit_group(("c", 0), iter([frame([q])]), new_state(), op.AuditSettings(buckets=8)))
+    got = op.decode_output(result["table"], result["rows"])["quarantine"]
+    assert got == [{"cluster_id": "c", "source": "00000000000000000000.log", "position": 144, "offset": 3,
+                    "reason": "CRC mismatch", "raw": b"\x01\x02"}]
+
+
+def test_noops_are_thinned_but_counted(tmp_path):
+    from kraft_audit.codec.logdir import LogDirWriter
+
+    w = LogDirWriter(tmp_path, "c")
+    for i in range(6):
+        w.append([("NO_OP_RECORD", 0, {})], 1000 + i)
+    w.close()
+    events = [e for e in read_log_dir(tmp_path)]
+    state = new_state()
+    result = next(op.audit_group(("c", 0), iter([frame(events[3:]), frame(events[:3])]), state,
+                                 op.AuditSettings(buckets=2)))
+    stats = op.decode_output(result["table"], result["rows"])["stats"][0]
+    assert (stats["records"], stats["applied"], stats["min_offset"], stats["max_offset"]) == (6, 6, 0, 5)
+    auditor, _ = op.restore(op.AuditSettings(buckets=2), 0, state.get)
+    assert (auditor.last_offset, auditor.clock_ms) == (5, 1005)  # the newest NoOp moved the clock

@@ -65,29 +65,41 @@ class Catalog:
 
 
 def default_rules_dir() -> Path:
-    """rules/ at the top of the project (next to the kraft_audit package)."""
-    return Path(__file__).resolve().parents[2] / "rules"
+    """The catalog shipped with the package: a link to rules/ at the top of the project."""
+    return Path(__file__).resolve().parents[1] / "data" / "rules"
+
+
+def read_rule_files(rules_dir: str | Path | None = None) -> dict[str, str]:
+    """The catalog's YAML files by name. The Spark driver reads them once and
+    ships the text, so executors need no copy of the rules directory."""
+    directory = Path(rules_dir) if rules_dir is not None else default_rules_dir()
+    if not directory.is_dir():
+        raise CatalogError(f"rules directory {directory} does not exist")
+    files = sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml"))
+    if not files:
+        raise CatalogError(f"no *.yaml rule files in {directory}")
+    return {path.name: path.read_text() for path in files}
 
 
 def load_catalog(rules_dir: str | Path | None = None) -> Catalog:
     directory = Path(rules_dir) if rules_dir is not None else default_rules_dir()
-    if not directory.is_dir():
-        raise CatalogError(f"rules directory {directory} does not exist")
+    return catalog_from_files(read_rule_files(directory), str(directory))
+
+
+def catalog_from_files(files: dict[str, str], directory: str = "<shipped>") -> Catalog:
+    """Build the catalog from {file name: YAML text}; errors name the file and rule."""
     _load_implementations()
     specs: list[RuleSpec] = []
     seen: dict[str, str] = {}
-    files = sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml"))
-    if not files:
-        raise CatalogError(f"no *.yaml rule files in {directory}")
-    for path in files:
-        for entry in _entries(path):
-            spec = _spec(path.name, entry)
+    for name, text in files.items():
+        for entry in _entries(name, text):
+            spec = _spec(name, entry)
             if spec.rule_id in seen:
-                raise CatalogError(f"{path.name}: rule {spec.rule_id!r} is already defined in "
+                raise CatalogError(f"{name}: rule {spec.rule_id!r} is already defined in "
                                    f"{seen[spec.rule_id]}")
-            seen[spec.rule_id] = path.name
+            seen[spec.rule_id] = name
             specs.append(spec)
-    return Catalog(specs, str(directory))
+    return Catalog(specs, directory)
 
 
 def _load_implementations() -> None:
@@ -95,15 +107,15 @@ def _load_implementations() -> None:
     from kraft_audit.rules import inputs, kip550, kip704, kip966, kraft  # noqa: F401
 
 
-def _entries(path: Path) -> list[dict]:
+def _entries(name: str, text: str) -> list[dict]:
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise CatalogError(f"{path.name}: not valid YAML: {exc}") from None
+        raise CatalogError(f"{name}: not valid YAML: {exc}") from None
     if isinstance(doc, dict):
         doc = doc.get("rules")
     if not isinstance(doc, list) or not all(isinstance(e, dict) for e in doc):
-        raise CatalogError(f"{path.name}: expected a list of rules (or 'rules:' holding one)")
+        raise CatalogError(f"{name}: expected a list of rules (or 'rules:' holding one)")
     return doc
 
 

@@ -40,7 +40,8 @@ _TABLE_ROUTES = {
 
 def audit_settings(cfg: dict) -> op.AuditSettings:
     a = cfg["audit"]
-    return op.AuditSettings(buckets=a["buckets"], rules_dir=a["rules_dir"], settings=dict(a["settings"]),
+    return op.AuditSettings(buckets=a["buckets"], rule_files=op.catalog_files(a["rules_dir"]),
+                            settings=dict(a["settings"]),
                             timeout_ms=int(a["timeout_seconds"] * 1000))
 
 

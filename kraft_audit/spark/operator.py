@@ -85,7 +85,8 @@ class AuditSettings:
     """What every group needs to build its Auditor; pickled to the workers."""
 
     buckets: int = 8
-    rules_dir: str | None = None  # None: the catalog shipped with the package
+    # The catalog's YAML (file name, text), read on the driver: executors need no rules dir.
+    rule_files: tuple[tuple[str, str], ...] = field(default_factory=lambda: catalog_files())  # the shipped catalog
     settings: dict[str, Any] = field(default_factory=dict)
     timeout_ms: int = 60_000  # idle time after which pending matches are settled
 
@@ -216,16 +217,22 @@ def interleave(records: list, side_inputs: list, clock_ms: int, release_all: boo
     return merged, held
 
 
-_CATALOGS: dict[str | None, Any] = {}
+def catalog_files(rules_dir: str | None = None) -> tuple[tuple[str, str], ...]:
+    from kraft_audit.rules.catalog import read_rule_files
+
+    return tuple(read_rule_files(rules_dir).items())
 
 
-def _catalog(rules_dir: str | None):
-    """The rule catalog, loaded once per worker process."""
-    if rules_dir not in _CATALOGS:
-        from kraft_audit.rules.catalog import load_catalog
+_CATALOGS: dict[tuple, Any] = {}
 
-        _CATALOGS[rules_dir] = load_catalog(rules_dir)
-    return _CATALOGS[rules_dir]
+
+def _catalog(rule_files: tuple[tuple[str, str], ...]):
+    """The rule catalog, built once per worker process."""
+    if rule_files not in _CATALOGS:
+        from kraft_audit.rules.catalog import catalog_from_files
+
+        _CATALOGS[rule_files] = catalog_from_files(dict(rule_files))
+    return _CATALOGS[rule_files]
 
 
 def core_settings(audit: AuditSettings) -> dict[str, Any]:
@@ -237,7 +244,7 @@ def core_settings(audit: AuditSettings) -> dict[str, Any]:
 def new_auditor(audit: AuditSettings, bucket: int):
     from kraft_audit.audit import Auditor
 
-    return Auditor(_catalog(audit.rules_dir), core_settings(audit), emit_cluster_findings=(bucket == 0))
+    return Auditor(_catalog(audit.rule_files), core_settings(audit), emit_cluster_findings=(bucket == 0))
 
 
 def restore(audit: AuditSettings, bucket: int, state_row: tuple | None):
@@ -250,7 +257,7 @@ def restore(audit: AuditSettings, bucket: int, state_row: tuple | None):
                            "start with a new checkpoint location")
     from kraft_audit.audit import Auditor
 
-    auditor = Auditor.from_bytes(bytes(blob), _catalog(audit.rules_dir), core_settings(audit))
+    auditor = Auditor.from_bytes(bytes(blob), _catalog(audit.rule_files), core_settings(audit))
     return auditor, (pickle.loads(bytes(held)) if held else [])
 
 

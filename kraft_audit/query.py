@@ -1,7 +1,7 @@
 """The analysts' questions over kraft-audit's Delta tables, as plain functions.
 
-Each reads the tables with delta-rs (`DeltaTable.to_pyarrow_dataset`, so
-filters on partition columns prune files) and returns plain dicts, newest
+Each reads the tables with delta-rs's own query engine (`read_table`) and
+returns plain dicts, newest
 facts first where that matters. `kraft-audit query` prints them; a notebook
 can call them directly. docs/tables.md has the same questions in SQL.
 """
@@ -15,8 +15,7 @@ import time
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
-from deltalake import DeltaTable
+from deltalake import DeltaTable, QueryBuilder
 
 RECOVERING = 1
 
@@ -25,14 +24,27 @@ class MissingTable(LookupError):
     """The tables root does not hold the table a question needs."""
 
 
-def open_table(tables_root: str, table: str) -> ds.Dataset:
+def read_table(tables_root: str, table: str, columns: list[str] | None = None) -> pa.Table:
+    """A whole Delta table as Arrow, read by delta-rs's DataFusion engine.
+
+    Not `to_pyarrow_dataset`: with deltalake 1.6.6 and pyarrow 26 a process
+    that scanned through it aborts at exit ("terminate called without an
+    active exception"), and filters pushed into it fail on the string_view
+    columns delta-rs merges write. Those columns are cast back to string.
+    """
     path = os.path.join(tables_root, table)
     if not DeltaTable.is_deltatable(path):
         raise MissingTable(
             f"no Delta table {table!r} under {tables_root} "
             "(is it the `tables` directory of a kraft-audit run?)"
         )
-    return DeltaTable(path).to_pyarrow_dataset()
+    selected = ", ".join(f'"{c}"' for c in columns) if columns else "*"
+    reader = QueryBuilder().register("t", DeltaTable(path)).execute(f"select {selected} from t")
+    result = pa.table(reader.read_all())
+    plain = pa.schema(
+        f.with_type(pa.string()) if pa.types.is_string_view(f.type) else f for f in result.schema
+    )
+    return result.cast(plain)
 
 
 def under_min_isr(
@@ -49,7 +61,7 @@ def under_min_isr(
         where &= pc.field("end_ms").is_null() | (pc.field("end_ms") >= since_ms)
     if cluster:
         where &= pc.field("cluster_id") == cluster
-    rows = open_table(tables_root, "conditions").to_table(filter=where).to_pylist()
+    rows = read_table(tables_root, "conditions").filter(where).to_pylist()
     for row in rows:
         row["open"] = row["end_offset"] is None
         row["duration_seconds"] = (
@@ -64,13 +76,13 @@ def unclean_elections(
     """Every unclean leader election (the partition entering RECOVERING with a
     new leader epoch), newest first, with the partition as it was just before:
     ISR, ELR, LastKnownElr and leader."""
-    history = open_table(tables_root, "partition_history")
+    history = read_table(tables_root, "partition_history")
     where = pc.field("leader_recovery_state") == RECOVERING
     if cluster:
         where &= pc.field("cluster_id") == cluster
     if since_ms is not None:
         where &= pc.field("timestamp_ms") >= since_ms
-    recovering = history.to_table(filter=where, columns=["cluster_id", "topic_id", "partition"])
+    recovering = history.filter(where)
     topic_ids = pc.unique(recovering.column("topic_id"))
     if not len(topic_ids):
         return []
@@ -78,7 +90,7 @@ def unclean_elections(
     where = pc.field("topic_id").isin(topic_ids)
     if cluster:
         where &= pc.field("cluster_id") == cluster
-    rows = history.to_table(filter=where).to_pylist()
+    rows = history.filter(where).to_pylist()
     rows.sort(key=lambda r: (r["cluster_id"], r["topic_id"], r["partition"], r["offset"]))
     elections = []
     before = None
@@ -111,7 +123,7 @@ def partition_at(
     if cluster:
         where &= pc.field("cluster_id") == cluster
     latest: dict[str, dict] = {}
-    for row in open_table(tables_root, "partition_history").to_table(filter=where).to_pylist():
+    for row in read_table(tables_root, "partition_history").filter(where).to_pylist():
         kept = latest.get(row["cluster_id"])
         if kept is None or row["offset"] > kept["offset"]:
             latest[row["cluster_id"]] = row
@@ -134,9 +146,8 @@ def violations(
     if cluster:
         where &= pc.field("cluster_id") == cluster
     if since_ms is not None:
-        # the date partition column prunes whole days of files first
         where &= (pc.field("date") >= _utc_date(since_ms)) & (pc.field("timestamp_ms") >= since_ms)
-    rows = open_table(tables_root, "violations").to_table(filter=where).to_pylist()
+    rows = read_table(tables_root, "violations").filter(where).to_pylist()
     return sorted(rows, key=lambda r: (r["cluster_id"], r["offset"], r["rule_id"]))
 
 

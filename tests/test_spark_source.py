@@ -4,11 +4,10 @@ called directly, then once through a real streaming query."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxRows
+from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from kraft_audit.codec.logdir import LogDirWriter
 from kraft_audit.events import MetadataEvent, Quarantined

@@ -105,15 +105,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _rows(cfg: dict, table: str) -> list[dict]:
-    from deltalake import DeltaTable
+    from kraft_audit.query import read_table
 
-    return DeltaTable(str(Path(cfg["tables"]) / table)).to_pyarrow_table().to_pylist()
+    return read_table(cfg["tables"], table).to_pylist()
 
 
 def _report(cfg: dict, result, metrics_url: str) -> None:
     violations = _rows(cfg, "violations")
     print("\n3. what the auditor found")
-    print(f"   injected bug                        rule it must break                  found")
+    print("   injected bug                        rule it must break                  found")
     found_all = True
     for fault in result.faults:
         hit = [v for v in violations if v["rule_id"] == fault["rule_id"] and v["offset"] == fault["offset"]

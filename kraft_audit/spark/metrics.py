@@ -13,12 +13,10 @@ docs/operations.md lists every metric.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import Counter, defaultdict
 
-from deltalake import DeltaTable
 from prometheus_client import start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
@@ -260,7 +258,9 @@ def _counter(name: str, help_text: str, labels=()) -> CounterMetricFamily:
 
 
 def _read(tables_root: str, table: str, columns: list[str] | None = None) -> list[dict]:
-    path = os.path.join(tables_root, table)
-    if not DeltaTable.is_deltatable(path):
+    from kraft_audit.query import MissingTable, read_table
+
+    try:
+        return read_table(tables_root, table, columns).to_pylist()
+    except MissingTable:  # a first run: nothing to restore
         return []
-    return DeltaTable(path).to_pyarrow_dataset().to_table(columns=columns).to_pylist()

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator

@@ -236,32 +236,33 @@ class Auditor:
         self.applied += 1
         self._out.applied += 1
 
+    def _replay(self, event: MetadataEvent, apply, argument):
+        """`apply(argument)` to the state and count the event applied; None when
+        the event cannot be applied (it is then judged as bad input)."""
+        try:
+            result = apply(argument)
+        except ReplayError as problem:
+            self._input_problem(event, problem, quarantine=True)
+            return None
+        except _MALFORMED as exc:
+            self._malformed(event, exc)
+            return None
+        self._count_applied()
+        return result
+
     # ------------------------------------------------------------ partitions
 
     def _partition_change(self, event: MetadataEvent) -> None:
-        try:
-            before, after = self.state.change_partition(event.data)
-        except ReplayError as problem:
-            self._input_problem(event, problem, quarantine=True)
-            return
-        except _MALFORMED as exc:
-            self._malformed(event, exc)
-            return
-        self.applied += 1
-        self._out.applied += 1
-        self._partition_changed(event, before, after, self.state.elr_enabled)
+        changed = self._replay(event, self.state.change_partition, event.data)
+        if changed is not None:
+            before, after = changed
+            self._partition_changed(event, before, after, self.state.elr_enabled)
 
     def _partition_event(self, event: MetadataEvent) -> None:
         state = self.state
-        try:
-            change = state.apply(event)
-        except ReplayError as problem:
-            self._input_problem(event, problem, quarantine=True)
+        change = self._replay(event, state.apply, event)
+        if change is None:
             return
-        except _MALFORMED as exc:
-            self._malformed(event, exc)
-            return
-        self._count_applied()
         if change.problem is not None:
             self._input_problem(event, change.problem, quarantine=False)
         elr_enabled = state.elr_enabled
@@ -365,15 +366,9 @@ class Auditor:
     def _cluster_record(self, event: MetadataEvent) -> None:
         state = self.state
         broker_id = _broker_of(event)
-        try:
-            change = state.apply(event)
-        except ReplayError as problem:
-            self._input_problem(event, problem, quarantine=True)
+        change = self._replay(event, state.apply, event)
+        if change is None:
             return
-        except _MALFORMED as exc:
-            self._malformed(event, exc)
-            return
-        self._count_applied()
         batch = self._batch
         etype = event.type
         if etype in _BROKER_TYPES:

@@ -623,7 +623,10 @@ class Auditor:
                            broker_id=problem.broker_id)
 
     def _malformed(self, event: MetadataEvent, exc: Exception) -> None:
-        self._quarantine(event, f"{event.type} cannot be applied: {exc!r} in {event.data!r}"[:500])
+        # A shared record reaches every bucket: only bucket 0 reports it.
+        emit = self.emit_cluster_findings or event.type in _PARTITION_TYPES
+        self._quarantine(event, f"{event.type} cannot be applied: {exc!r} in {event.data!r}"[:500],
+                         emit=emit)
 
     def _quarantine(self, event: MetadataEvent, reason: str, emit: bool = True, count: bool = True) -> None:
         row = Quarantined(event.cluster_id, event.source, event.position, reason,

@@ -62,6 +62,8 @@ def test_buckets_split_partitions_and_cluster_findings(kraft_log):
     log.batch(log.change(TID, 0, isr=[1, 2, 9]))  # partition finding, bucket of partition 0
     log.batch(log.change(TID, 1, isr=[3, 1]))  # leader 2 left the ISR: bucket of partition 1
     log.batch(log.fence(42))  # cluster finding: unknown broker
+    log.batch(("FENCE_BROKER_RECORD", {"id": "one", "epoch": None}))  # malformed, cluster-scoped
+    log.batch(("PARTITION_CHANGE_RECORD", {"partitionId": 1}))  # malformed, bucket of partition 1
 
     def owned_by(bucket):
         return [e for e in log.events
@@ -74,6 +76,10 @@ def test_buckets_split_partitions_and_cluster_findings(kraft_log):
     assert found == sorted(v.violation_id for v in single.violations)
     assert {v.rule_id for v in outs[1].violations} == {"kip966.leader-in-isr"}
     assert outs[1].brokers == [] and outs[0].brokers == single.brokers
+    # every bucket sees the shared record, but only bucket 0 quarantines it
+    assert [len(out.quarantined) for out in outs] == [2, 1]
+    assert sorted(q.offset for out in outs for q in out.quarantined) == sorted(
+        q.offset for q in single.quarantined)
 
 
 def test_batch_end_rules_run_when_the_batch_end_event_is_elsewhere(kraft_log):

@@ -53,15 +53,31 @@ def query_id(checkpoint: str) -> str | None:
         return None
 
 
-def split_rows(arrow_table) -> tuple[dict[str, list[dict]], list[dict]]:
-    """Operator output → (rows by Delta table, the groups' stats rows)."""
-    decoded = op.decode_output(arrow_table.column("table").to_pylist(),
-                               arrow_table.column("rows").to_pylist())
-    by_table: dict[str, list[dict]] = {}
+def split_rows(arrow_table) -> tuple[dict[str, Any], list[dict]]:
+    """Operator output → (rows by Delta table, the groups' stats rows). A
+    table's rows are a pyarrow Table of its core columns (the tables the
+    operator sends as Arrow) or a list of row dicts (gauges)."""
+    decoded = op.decode_output_arrow(arrow_table.column("table").to_pylist(),
+                                     _buffers(arrow_table.column("rows")))
+    by_table: dict[str, Any] = {}
     for table, rows in decoded.items():
-        for target in _TABLE_ROUTES.get(table, ()):
-            by_table.setdefault(target, []).extend(rows)
+        for target in _TABLE_ROUTES.get(table, ()):  # one operator table per Delta table
+            by_table[target] = rows
     return by_table, decoded.get(op.T_STATS, [])
+
+
+def _buffers(column) -> list:
+    """The binary cells as zero-copy Arrow buffers (pickle and IPC read them)."""
+    return [scalar.as_buffer() for chunk in column.chunks for scalar in chunk]
+
+
+def _violation_rows(rows) -> list[dict]:
+    """What the metrics count of each violation."""
+    import pyarrow as pa
+
+    if isinstance(rows, pa.Table):
+        return rows.select(["cluster_id", "rule_id", "severity"]).to_pylist()
+    return rows
 
 
 class BatchWriter:
@@ -112,7 +128,7 @@ class BatchWriter:
         written = self.sinks.write_batch(batch_id, {**rows_by_table, "progress": [progress]})
         if self.metrics is not None:
             self.metrics.update(batch_id, rows_by_table.get("gauges", []), progress,
-                                rows_by_table.get("violations", []))
+                                _violation_rows(rows_by_table.get("violations", [])))
         self.batches += 1
         self.last_progress = progress
         self.last_stats = stats
@@ -124,7 +140,7 @@ class BatchWriter:
                  progress["violations"], progress["duration_seconds"])
 
     def _progress(self, batch_id: int, started_ms: int, stats: list[dict],
-                  rows_by_table: dict[str, list[dict]]) -> dict[str, Any]:
+                  rows_by_table: dict[str, Any]) -> dict[str, Any]:
         clusters: dict[str, dict] = {}
         for s in stats:
             c = clusters.setdefault(s["cluster_id"], {"cluster_id": s["cluster_id"], "records": 0,

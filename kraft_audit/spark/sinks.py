@@ -27,7 +27,15 @@ import time
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 
-from kraft_audit.spark.tables import APPEND, TABLES, TableSpec, dedupe_latest, rows_to_arrow
+from kraft_audit.spark.tables import (
+    APPEND,
+    TABLES,
+    TableSpec,
+    dedupe_latest,
+    dedupe_latest_arrow,
+    rows_to_arrow,
+    stamp_arrow,
+)
 
 BACKENDS = ("deltalake", "delta-spark")
 DELTA_SPARK_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.1"
@@ -52,10 +60,15 @@ class DeltaSinks:
     def path(self, table: str) -> str:
         return os.path.join(self.tables_root, table)
 
-    def write_batch(self, batch_id: int, rows_by_table: dict[str, list[dict]]) -> dict[str, int]:
+    def write_batch(
+        self, batch_id: int, rows_by_table: dict[str, list[dict] | pa.Table]
+    ) -> dict[str, int]:
         """Write one micro-batch; return the rows written per table (0 for a
-        table that already holds this batch). `progress` is written last,
-        with `write_seconds` filled in from the other tables' writes."""
+        table that already holds this batch). A table's rows are a list of
+        row dicts or a pyarrow Table of its core columns (any columns the
+        sink adds, such as batch_id and date, are added here either way).
+        `progress` is written last, with `write_seconds` filled in from the
+        other tables' writes."""
         unknown = set(rows_by_table) - set(TABLES)
         if unknown:
             raise ValueError(
@@ -82,12 +95,24 @@ class DeltaSinks:
         """The newest micro-batch `table` holds (None before the first)."""
         return self._table(table).transaction_version(self.app_id)
 
-    def _write_table(self, name: str, batch_id: int, rows: list[dict]) -> int:
+    def _write_table(self, name: str, batch_id: int, rows: list[dict] | pa.Table) -> int:
         committed = self.committed_batch(name)
         # Nothing to write is nothing to duplicate: no commit for an empty table.
-        if not rows or (committed is not None and batch_id <= committed):
+        if len(rows) == 0 or (committed is not None and batch_id <= committed):
             return 0
         spec = TABLES[name]
+        if isinstance(rows, pa.Table):
+            data = stamp_arrow(name, rows, batch_id, self.app_id)
+            if spec.mode == APPEND:
+                self._writer.append(
+                    self._table(name), self.path(name), spec, data, self.app_id, batch_id
+                )
+            else:
+                data = dedupe_latest_arrow(name, data)
+                self._writer.merge(
+                    self._table(name), self.path(name), spec, data, self.app_id, batch_id
+                )
+            return data.num_rows
         stamped = [_stamp(name, row, batch_id, self.app_id) for row in rows]
         if spec.mode == APPEND:
             data = rows_to_arrow(name, stamped)

@@ -103,14 +103,16 @@ class Auditor:
             self.cluster_id = event.cluster_id
             offset = event.offset
             if offset < 0 and event.kind == KIND_RECORD:
-                self._quarantine(event, f"{event.type} without a log offset cannot be placed in the log")
+                self._quarantine(event, f"{event.type} without a log offset cannot be placed in the log",
+                                 emit=self._reports(event))
                 continue
             if offset >= 0:
                 if offset <= self.last_offset:
                     if progressed:
                         self._input_problem(event, ReplayError(
                             "offset-regression", f"offset {offset} after offset {self.last_offset} "
-                            "was applied: the log went backwards"), quarantine=True)
+                            "was applied: the log went backwards", self._partition_key(event)),
+                            quarantine=True)
                     else:  # redelivery after a restart
                         self.duplicates += 1
                         out.duplicates += 1
@@ -623,10 +625,20 @@ class Auditor:
                            broker_id=problem.broker_id)
 
     def _malformed(self, event: MetadataEvent, exc: Exception) -> None:
-        # A shared record reaches every bucket: only bucket 0 reports it.
-        emit = self.emit_cluster_findings or event.type in _PARTITION_TYPES
         self._quarantine(event, f"{event.type} cannot be applied: {exc!r} in {event.data!r}"[:500],
-                         emit=emit)
+                         emit=self._reports(event))
+
+    def _reports(self, event: MetadataEvent) -> bool:
+        """Whether this auditor reports a problem with `event`: a partition record
+        reaches one bucket only; a shared record reaches every bucket, and bucket 0
+        (emit_cluster_findings) speaks for it."""
+        return self.emit_cluster_findings or event.type in _PARTITION_TYPES
+
+    @staticmethod
+    def _partition_key(event: MetadataEvent) -> tuple | None:
+        if event.type in _PARTITION_TYPES:
+            return (event.data.get("topicId"), event.data.get("partitionId"))
+        return None
 
     def _quarantine(self, event: MetadataEvent, reason: str, emit: bool = True, count: bool = True) -> None:
         row = Quarantined(event.cluster_id, event.source, event.position, reason,

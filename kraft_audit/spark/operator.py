@@ -183,21 +183,19 @@ def _log_order(pdf: pd.DataFrame) -> pd.DataFrame:
                              kind="stable").drop(columns="_segment")
 
 
-def _thin_noops(pdf: pd.DataFrame) -> tuple[pd.DataFrame, int, list[int]]:
+def _thin_noops(pdf: pd.DataFrame) -> tuple[pd.DataFrame, list[int]]:
     """Keep only the newest NoOpRecord of a call (it moves the auditor's
     clock and last offset; the others change nothing). A real controller
     writes one every 500 ms: 95-99.7% of its log, and before this a third of
-    the operator's time. Returns (frame, NoOps dropped, [min, max] NoOp offset)."""
+    the operator's time. Returns (frame, offsets of the NoOps dropped)."""
     if pdf.empty:
-        return pdf, 0, []
+        return pdf, []
     noop = (pdf["type"] == "NO_OP_RECORD").to_numpy()
-    count = int(noop.sum())
-    if count < 2:
-        return pdf, 0, []
-    offsets = pdf["offset"].to_numpy()[noop]
-    newest = offsets.max()
-    drop = noop & (pdf["offset"].to_numpy() != newest)
-    return pdf[~drop], int(drop.sum()), [int(offsets.min()), int(newest)]
+    if int(noop.sum()) < 2:
+        return pdf, []
+    offsets = pdf["offset"].to_numpy()
+    drop = noop & (offsets != offsets[noop].max())
+    return pdf[~drop], offsets[drop].tolist()
 
 
 def is_side_input(item) -> bool:
@@ -366,7 +364,7 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
     auditor, held = restore(audit, bucket, state.get if state.exists else None)
     timed_out = bool(state.hasTimedOut)
     pdf = _frames(pdfs)
-    pdf, noops_skipped, noop_offsets = _thin_noops(pdf)
+    pdf, dropped_noops = _thin_noops(pdf)
     events = events_from_pandas(_log_order(pdf))
     log_caught_up = any(getattr(e, "kind", None) == event_rows.KIND_MARKER for e in events)
     events = [e for e in events if getattr(e, "kind", None) != event_rows.KIND_MARKER]
@@ -376,6 +374,7 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
     # still come) or when the group has been idle for the timeout.
     ordered, held = interleave(records, held + side, auditor.clock_ms,
                                release_all=timed_out or log_caught_up)
+    last_applied_before = auditor.last_offset
     out = auditor.process(ordered)
     if timed_out:
         # No input for a while: settle what waits for input that is not coming.
@@ -395,7 +394,16 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
     owned = [e for e in events if bucket == 0 or (
         isinstance(e, MetadataEvent) and is_partition_scoped(e.type, e.topic_id, e.partition_id))]
     owned_records = [e for e in owned if isinstance(e, MetadataEvent)]
-    offsets = [e.offset for e in owned_records if e.offset >= 0] + noop_offsets
+    # Quarantine rows: outside bucket 0 the core reports only its own partition records.
+    quarantined = len(out.quarantined)
+    if bucket == 0:  # NoOps dropped before the core are counted as it would have
+        noop_duplicates = sum(1 for o in dropped_noops if o <= last_applied_before)
+        applied = out.applied + len(dropped_noops) - noop_duplicates
+        duplicates = out.duplicates + noop_duplicates
+    else:  # the core's counts include the copies of shared records: count the bucket's own
+        duplicates = sum(1 for e in owned_records if 0 <= e.offset <= last_applied_before)
+        applied = len(owned_records) - duplicates - quarantined
+    offsets = [e.offset for e in owned_records if e.offset >= 0] + dropped_noops
     gauges = _payload(auditor.gauges(cluster_id))
     gauges["bucket"] = bucket
     rows.append((T_GAUGES, gauges))
@@ -405,13 +413,12 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
         "timed_out": timed_out,
         "log_caught_up": log_caught_up,
         "events_in": len(events),  # including this bucket's copies of shared events
-        "records": len(owned_records) + noops_skipped,
-        "quarantined": len(owned) - len(owned_records),
-        # The core counts per call; in buckets other than 0 that includes the
-        # shared copies, so there only the bucket's own records are counted.
-        "applied": out.applied + noops_skipped if bucket == 0
-        else max(len(owned_records) - out.duplicates, 0),
-        "duplicates": out.duplicates if bucket == 0 else min(out.duplicates, len(owned_records)),
+        # records + input_quarantined = applied + duplicates + quarantined + change in held
+        "records": len(owned_records) + len(dropped_noops),
+        "input_quarantined": len(owned) - len(owned_records),  # unreadable input from the readers
+        "quarantined": quarantined,  # every quarantine row: unreadable or unusable input
+        "applied": applied,
+        "duplicates": duplicates,
         "held": len(held),
         "violations": len(out.violations),
         "min_offset": min(offsets) if offsets else None,

@@ -289,10 +289,29 @@ def test_arrow_rows_without_a_key_are_refused(sinks, output_rows):
         sinks.write_batch(0, {"violations": data})
 
 
+def dedupe_latest(table: str, rows: list[dict]) -> list[dict]:
+    """The reference: one row per key, the highest `order_by` (null lowest; on
+    ties the later row), written the plain way."""
+    from kraft_audit.spark.tables import TABLES
+
+    spec = TABLES[table]
+
+    def rank(row):
+        value = row.get(spec.order_by) if spec.order_by else None
+        return (value is not None, value if value is not None else 0)
+
+    latest: dict[tuple, dict] = {}
+    for row in rows:
+        key = tuple(row.get(k) for k in spec.keys)
+        if key not in latest or rank(row) >= rank(latest[key]):
+            latest[key] = row
+    return list(latest.values())
+
+
 def test_dedupe_latest_arrow_keeps_what_dedupe_latest_keeps(output_rows):
     import random
 
-    from kraft_audit.spark.tables import core_to_arrow, dedupe_latest, dedupe_latest_arrow
+    from kraft_audit.spark.tables import core_to_arrow, dedupe_latest_arrow
 
     rnd = random.Random(7)
     partitions = [

@@ -31,9 +31,8 @@ from kraft_audit.spark.tables import (
     APPEND,
     TABLES,
     TableSpec,
-    dedupe_latest,
+    core_to_arrow,
     dedupe_latest_arrow,
-    rows_to_arrow,
     stamp_arrow,
 )
 
@@ -101,29 +100,14 @@ class DeltaSinks:
         if len(rows) == 0 or (committed is not None and batch_id <= committed):
             return 0
         spec = TABLES[name]
-        if isinstance(rows, pa.Table):
-            data = stamp_arrow(name, rows, batch_id, self.app_id)
-            if spec.mode == APPEND:
-                self._writer.append(
-                    self._table(name), self.path(name), spec, data, self.app_id, batch_id
-                )
-            else:
-                data = dedupe_latest_arrow(name, data)
-                self._writer.merge(
-                    self._table(name), self.path(name), spec, data, self.app_id, batch_id
-                )
-            return data.num_rows
-        stamped = [_stamp(name, row, batch_id, self.app_id) for row in rows]
+        if not isinstance(rows, pa.Table):
+            rows = core_to_arrow(name, rows)
+        data = stamp_arrow(name, rows, batch_id, self.app_id)
         if spec.mode == APPEND:
-            data = rows_to_arrow(name, stamped)
-            self._writer.append(
-                self._table(name), self.path(name), spec, data, self.app_id, batch_id
-            )
+            self._writer.append(self._table(name), self.path(name), spec, data, self.app_id, batch_id)
         else:
-            data = rows_to_arrow(name, dedupe_latest(name, stamped))
-            self._writer.merge(
-                self._table(name), self.path(name), spec, data, self.app_id, batch_id
-            )
+            data = dedupe_latest_arrow(name, data)
+            self._writer.merge(self._table(name), self.path(name), spec, data, self.app_id, batch_id)
         return data.num_rows
 
     def _table(self, name: str) -> DeltaTable:
@@ -142,17 +126,6 @@ class DeltaSinks:
         for name, spec in TABLES.items():
             if name not in self._tables and not DeltaTable.is_deltatable(self.path(name)):
                 self._writer.create(self.path(name), spec)
-
-
-def _stamp(table: str, row: dict, batch_id: int, app_id: str) -> dict:
-    """What the sink adds to a core row: the micro-batch; for progress the
-    writer; for quarantine the time the bad input was set aside."""
-    stamped = {**row, "batch_id": batch_id}
-    if table == "progress":
-        stamped["app_id"] = app_id
-    if table == "quarantine" and row.get("ingested_ms") is None:
-        stamped["ingested_ms"] = int(time.time() * 1000)
-    return stamped
 
 
 def _merge_predicate(spec: TableSpec) -> str:

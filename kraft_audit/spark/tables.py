@@ -238,49 +238,6 @@ TABLES: dict[str, TableSpec] = {
 }
 
 
-def rows_to_arrow(table: str, rows: list[dict]) -> pa.Table:
-    """The rows of `table` as an Arrow table of its schema.
-
-    Missing nullable columns become null, keys the schema does not know are
-    ignored, `date` is derived from `timestamp_ms`; a row without a value for
-    a key column is an error (it would be unfindable in the table).
-    """
-    spec = TABLES[table]
-    if "date" in spec.schema.names:
-        rows = [{**row, "date": _utc_day(row.get("timestamp_ms"))} for row in rows]
-    arrow = pa.Table.from_pylist(rows, schema=spec.schema)
-    for field in spec.schema:
-        if not field.nullable and arrow.column(field.name).null_count:
-            raise ValueError(
-                f"table {table}: column {field.name} is null in "
-                f"{arrow.column(field.name).null_count} of {len(rows)} rows"
-            )
-    return arrow
-
-
-def empty(table: str) -> pa.Table:
-    return TABLES[table].schema.empty_table()
-
-
-def dedupe_latest(table: str, rows: list[dict]) -> list[dict]:
-    """One row per key of a merge table: the one with the highest `order_by`
-    (null lowest; on ties the later row), as a MERGE accepts one source row per
-    target row."""
-    spec = TABLES[table]
-    latest: dict[tuple, dict] = {}
-    for row in rows:
-        key = tuple(row.get(k) for k in spec.keys)
-        kept = latest.get(key)
-        if kept is None or _rank(row, spec.order_by) >= _rank(kept, spec.order_by):
-            latest[key] = row
-    return list(latest.values())
-
-
-def _rank(row: dict, column: str | None) -> tuple:
-    value = row.get(column) if column else None
-    return (value is not None, value if value is not None else 0)
-
-
 _MS_PER_DAY = 86_400_000
 
 
@@ -324,7 +281,8 @@ def stamp_arrow(table: str, data: pa.Table, batch_id: int, app_id: str,
                 now_ms: int | None = None) -> pa.Table:
     """Core columns (any superset or subset) → the full schema of `table`: the
     sink's columns added (batch_id; date from timestamp_ms; app_id; ingested_ms
-    where null), missing nullable columns null. Same checks as rows_to_arrow."""
+    where null), missing nullable columns null. A null in a non-nullable
+    column (a key: the row would be unfindable) is an error."""
     import time
 
     import numpy as np
@@ -367,8 +325,9 @@ def stamp_arrow(table: str, data: pa.Table, batch_id: int, app_id: str,
 
 
 def dedupe_latest_arrow(table: str, data: pa.Table) -> pa.Table:
-    """`dedupe_latest` for an Arrow table: one row per key, the one with the
-    highest `order_by` (null lowest; on ties the later row), in input order."""
+    """One row per key of a merge table, as a MERGE accepts one source row per
+    target row: the one with the highest `order_by` (null lowest; on ties the
+    later row), in input order."""
     import numpy as np
     import pyarrow.compute as pc
 

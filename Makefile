@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus demo test bench clean
+.PHONY: install prometheus kafka demo test bench clean
 
 install: $(VENV)/.installed
 
@@ -15,15 +15,32 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-# promtool and the prometheus server are used by the tests (scrape + alert rules).
+# promtool, the prometheus server and Alertmanager (with amtool) are used by the tests
+# (scrape, alert rules, alert routing).
 prometheus:
-	@command -v prometheus >/dev/null && command -v promtool >/dev/null || \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null)
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null && \
+	  command -v prometheus-alertmanager >/dev/null && command -v amtool >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus prometheus-alertmanager >/dev/null)
+
+# Kafka's own jars from Maven Central (deploy/kafka/pom.xml) into an ignored cache, one folder per
+# version: the real-cluster tests (pytest -m kafka) run brokers and controllers from them.
+KAFKA_CACHE ?= .cache/kafka
+KAFKA_4 := 4.3.1
+KAFKA_3 := 3.9.2
+kafka: $(KAFKA_CACHE)/$(KAFKA_4)/.resolved $(KAFKA_CACHE)/$(KAFKA_3)/.resolved
+
+$(KAFKA_CACHE)/$(KAFKA_4)/.resolved: deploy/kafka/pom.xml
+	mvn -q -B -f deploy/kafka/pom.xml -P kafka-4 dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(@D)
+	touch $@
+
+$(KAFKA_CACHE)/$(KAFKA_3)/.resolved: deploy/kafka/pom.xml
+	mvn -q -B -f deploy/kafka/pom.xml -P kafka-3 dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(@D)
+	touch $@
 
 demo: install
 	$(BIN)/kraft-audit demo --workdir $(WORKDIR)
 
-test: install prometheus
+test: install prometheus kafka
 	$(BIN)/python -m pytest -q
 
 bench: install

@@ -22,7 +22,7 @@ from kraft_audit.codec.batches import Batch, iter_batches
 from kraft_audit.codec.logdir import LogDirWriter, list_segments, read_log_dir
 from kraft_audit.codec.records import encode_value
 
-REAL_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "kraft-real"
+REAL_FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "kraft-real"
 
 
 def best_of(runs: int, fn) -> tuple[float, float, object]:

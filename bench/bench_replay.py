@@ -18,7 +18,7 @@ import time
 
 from kraft_audit.audit import Auditor
 from kraft_audit.events import KIND_RECORD, MetadataEvent
-from kraft_audit.replay import AuditSettings, ClusterState
+from kraft_audit.replay import CoreSettings, ClusterState
 from kraft_audit.rules import load_catalog
 
 BROKERS = (1, 2, 3, 4, 5)
@@ -100,7 +100,7 @@ def main() -> None:
     print(f"log: {len(events)} records, {changes} PartitionChangeRecords, "
           f"{args.partitions} partitions, {args.rounds} fence/unfence rounds, min ISR {args.min_isr}")
 
-    state = ClusterState(AuditSettings())
+    state = ClusterState(CoreSettings())
     started = time.perf_counter()
     for event in events:
         state.apply(event)

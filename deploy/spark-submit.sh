@@ -9,9 +9,12 @@
 #                     writes run on this host) or cluster
 #   DELTA_BACKEND     deltalake (default: delta-rs from the driver, pip only) or
 #                     delta-spark (Spark's Delta connector: fetches its jar with --packages)
+#   PYSPARK_PYTHON    the executors' Python, with the project's dependencies (default:
+#                     this host's python3, which must then exist at the same path on
+#                     every node); the package itself is shipped with --py-files
+#   PYSPARK_DRIVER_PYTHON  the driver's Python (default: this host's python3)
 #   PYSPARK_VENV      a venv-pack/conda-pack archive with this project and its
-#                     dependencies, shipped to the executors (else they must
-#                     have them installed)
+#                     dependencies, shipped to the executors (instead of PYSPARK_PYTHON)
 #   SPARK_SUBMIT      the spark-submit to run (default: spark-submit on PATH)
 #   KRAFT_AUDIT_*     any job setting, e.g. KRAFT_AUDIT_METRICS_PORT=9464
 set -euo pipefail
@@ -39,11 +42,21 @@ esac
 # The package itself goes to the executors as a zip (the operator's code runs there).
 build="$(mktemp -d)"
 trap 'rm -rf "$build"' EXIT
-(cd "$REPO" && python3 -m zipfile -c "$build/kraft_audit.zip" kraft_audit)
+python="$(command -v python3)"
+(cd "$REPO" && "$python" -m zipfile -c "$build/kraft_audit.zip" kraft_audit)
 args+=(--py-files "$build/kraft_audit.zip")
+# Spark 4.2 plans a Python data source (the kraft-log source) in a Python worker of the
+# driver's JVM, which is not given the --py-files: it finds the package through the
+# JVM's own PYTHONPATH.
+export PYTHONPATH="$build/kraft_audit.zip${PYTHONPATH:+:$PYTHONPATH}"
 
+# Without these, spark-submit and the executors run whatever `python3` is on their
+# PATH, which may lack pandas and pyarrow.
+export PYSPARK_DRIVER_PYTHON="${PYSPARK_DRIVER_PYTHON:-$python}"
 if [[ -n "${PYSPARK_VENV:-}" ]]; then
   args+=(--archives "$PYSPARK_VENV#environment" --conf spark.pyspark.python=./environment/bin/python)
+else
+  export PYSPARK_PYTHON="${PYSPARK_PYTHON:-$python}"
 fi
 
 # Under spark-submit the master comes from the command line, not from the job's config.

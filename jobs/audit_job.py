@@ -4,8 +4,8 @@
 
 Takes the same flags as `kraft-audit run`. The master and resources come
 from spark-submit, not from the configuration (unless --master is given).
-The package must be installed where the executors run (pip install
-kraft-audit, or --py-files with a wheel): Spark's Python workers import it.
+Spark's Python workers import the package: deploy/spark-submit.sh ships it
+as a zip (--py-files), so executors need only its dependencies.
 """
 
 from __future__ import annotations

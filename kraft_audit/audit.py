@@ -23,7 +23,7 @@ from kraft_audit.outputs import BrokerRow, ClusterGauges, ConditionChange, Parti
 from kraft_audit.replay.conditions import (CONDITIONS, ELR_IN_USE, LEADERLESS, MANUAL_ELECTION_REQUIRED,
                                            RECOVERING_BIT, UNDER_MIN_ISR, condition_mask)
 from kraft_audit.replay.partition import RECOVERED, RECOVERING, Partition
-from kraft_audit.replay.settings import MV_4_0_IV1, AuditSettings
+from kraft_audit.replay.settings import MV_4_0_IV1, CoreSettings
 from kraft_audit.replay.state import (MIN_ISR, TOPIC_RESOURCE, UNCLEAN_ELECTION, ClusterState,
                                       ReplayError)
 from kraft_audit.rules.catalog import Catalog, RuleSpec
@@ -54,9 +54,9 @@ class AuditOutput:
 
 
 class Auditor:
-    def __init__(self, catalog: Catalog, settings: AuditSettings | Mapping[str, Any] | None = None,
+    def __init__(self, catalog: Catalog, settings: CoreSettings | Mapping[str, Any] | None = None,
                  emit_cluster_findings: bool = True):
-        self.settings = AuditSettings.of(settings)
+        self.settings = CoreSettings.of(settings)
         self.emit_cluster_findings = emit_cluster_findings
         self.state = ClusterState(self.settings)
         self.cluster_id = ""
@@ -177,14 +177,14 @@ class Auditor:
 
     @classmethod
     def from_bytes(cls, data: bytes, catalog: Catalog,
-                   settings: AuditSettings | Mapping[str, Any] | None = None) -> Auditor:
+                   settings: CoreSettings | Mapping[str, Any] | None = None) -> Auditor:
         version, kept = pickle.loads(data)
         if version != STATE_FORMAT:
             raise ValueError(f"auditor state format {version} is not {STATE_FORMAT}")
         auditor = cls.__new__(cls)
         auditor.__dict__.update(kept)
         if settings is not None:
-            auditor.settings = AuditSettings.of(settings)
+            auditor.settings = CoreSettings.of(settings)
             auditor.state.reconfigure(auditor.settings)
         auditor._bind(catalog)
         return auditor
@@ -305,16 +305,16 @@ class Auditor:
         self._out.partitions.append(self._partition_row(after, event, min_isr=min_isr))
 
     def _count_transitions(self, event, before: Partition, after: Partition) -> None:
+        # one definition of an unclean election for every view (rules/elections.py)
+        unclean = is_unclean_election(before.leader_recovery_state, after.leader_recovery_state)
+        self.unclean_elections_total += unclean
         if event.type != "PARTITION_CHANGE_RECORD":
             return
         if before.leader_recovery_state == RECOVERING and after.leader_recovery_state == RECOVERED:
             self.unclean_recovery_finished_total += 1
         data = event.data
-        if elected_leader(before, data) is not None:
-            if is_unclean_election(before, after, data):
-                self.unclean_elections_total += 1
-            elif data["leader"] in before.elr:
-                self.elr_elections_total += 1
+        if not unclean and elected_leader(before, data) is not None and data["leader"] in before.elr:
+            self.elr_elections_total += 1
 
     def _conditions(self, event: MetadataEvent, key: tuple[str, int], mask: int) -> None:
         old = self._masks.get(key, 0)

@@ -25,59 +25,56 @@ import yaml
 
 ENV_PREFIX = "KRAFT_AUDIT_"
 
-# Source lists: each entry {path, cluster_id}.
-SOURCE_LISTS = ("sources.log_dirs", "sources.dump_logs", "sources.registrations",
-                "sources.log_dir_inventories")
+@dataclass(frozen=True)
+class Key:
+    """One configuration key: its default and the types (and values) it accepts.
+    conf/default.yaml documents the same keys (a test keeps the two equal)."""
 
-DEFAULTS: dict[str, Any] = {
-    "sources": {
-        "log_dirs": [],
-        "dump_logs": [],
-        "registrations": [],
-        "log_dir_inventories": [],
-        "starting_position": "earliest",
-        "max_records_per_trigger": 200000,
-        "max_bytes_per_trigger": None,
-    },
-    "checkpoint": "kraft-audit-run/checkpoint",
-    "tables": "kraft-audit-run/tables",
-    "trigger": {"interval": "5 seconds", "available_now": False},
-    "audit": {"buckets": 8, "rules_dir": None, "settings": {}, "timeout_seconds": 60},
-    "metrics": {"enabled": True, "host": "127.0.0.1", "port": 9464},
-    "sink": {"backend": "deltalake", "app_id": "kraft-audit"},
-    "spark": {"master": "local[2]", "shuffle_partitions": 2, "conf": {}},
+    default: Any
+    types: tuple[type, ...]
+    choices: tuple[str, ...] = ()
+
+
+_PATH_LIST = (list,)  # a list of sources: each entry a path or {path, cluster_id}
+
+# Every key, declared once: DEFAULTS, the type checks, the environment names and
+# the source lists are derived from it.
+KEYS: dict[str, Key] = {
+    "sources.log_dirs": Key([], _PATH_LIST),
+    "sources.dump_logs": Key([], _PATH_LIST),
+    "sources.registrations": Key([], _PATH_LIST),
+    "sources.log_dir_inventories": Key([], _PATH_LIST),
+    "sources.starting_position": Key("earliest", (str,), ("earliest", "snapshot")),
+    "sources.max_records_per_trigger": Key(200000, (int, type(None))),
+    "sources.max_bytes_per_trigger": Key(None, (int, type(None))),
+    "checkpoint": Key("kraft-audit-run/checkpoint", (str,)),
+    "tables": Key("kraft-audit-run/tables", (str,)),
+    "trigger.interval": Key("5 seconds", (str,)),
+    "trigger.available_now": Key(False, (bool,)),
+    "audit.buckets": Key(8, (int,)),
+    "audit.rules_dir": Key(None, (str, type(None))),
+    "audit.settings": Key({}, (dict,)),
+    "audit.timeout_seconds": Key(60, (int, float)),
+    "metrics.enabled": Key(True, (bool,)),
+    "metrics.host": Key("127.0.0.1", (str,)),
+    "metrics.port": Key(9464, (int,)),
+    "sink.backend": Key("deltalake", (str,), ("deltalake", "delta-spark")),
+    "sink.app_id": Key("kraft-audit", (str,)),
+    "spark.master": Key("local[2]", (str, type(None))),
+    "spark.shuffle_partitions": Key(2, (int,)),
+    "spark.conf": Key({}, (dict,)),
 }
 
-# Expected type of each leaf (None allowed where the default is None or noted).
-_TYPES: dict[str, tuple[type, ...]] = {
-    "sources.log_dirs": (list,),
-    "sources.dump_logs": (list,),
-    "sources.registrations": (list,),
-    "sources.log_dir_inventories": (list,),
-    "sources.starting_position": (str,),
-    "sources.max_records_per_trigger": (int, type(None)),
-    "sources.max_bytes_per_trigger": (int, type(None)),
-    "checkpoint": (str,),
-    "tables": (str,),
-    "trigger.interval": (str,),
-    "trigger.available_now": (bool,),
-    "audit.buckets": (int,),
-    "audit.rules_dir": (str, type(None)),
-    "audit.settings": (dict,),
-    "audit.timeout_seconds": (int, float),
-    "metrics.enabled": (bool,),
-    "metrics.host": (str,),
-    "metrics.port": (int,),
-    "sink.backend": (str,),
-    "sink.app_id": (str,),
-    "spark.master": (str, type(None)),
-    "spark.shuffle_partitions": (int,),
-    "spark.conf": (dict,),
-}
-_CHOICES = {
-    "sources.starting_position": ("earliest", "snapshot"),
-    "sink.backend": ("deltalake", "delta-spark"),
-}
+SOURCE_LISTS = tuple(k for k, key in KEYS.items() if key.types is _PATH_LIST)
+
+
+def _nested(flat: Mapping[str, Any]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        _set(tree, dotted, copy.deepcopy(value))
+    return tree
+
+
 _INTERVAL_RE = re.compile(r"^\s*\d+(\.\d+)?\s*(ms|milliseconds?|s|seconds?|m|minutes?)\s*$")
 
 
@@ -85,17 +82,11 @@ class ConfigError(ValueError):
     """A configuration mistake, worded for the person who made it."""
 
 
-@dataclass
-class SourceEntry:
-    path: str
-    cluster_id: str | None = None
-
-
 def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in tree.items():
         dotted = f"{prefix}{key}"
-        if isinstance(value, dict) and dotted in _TYPES and _TYPES[dotted] == (dict,):
+        if isinstance(value, dict) and dotted in KEYS and KEYS[dotted].types == (dict,):
             out[dotted] = value  # a free-form map is one leaf
         elif isinstance(value, dict):
             out.update(_flatten(value, dotted + "."))
@@ -112,6 +103,9 @@ def _set(tree: dict[str, Any], dotted: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+DEFAULTS: dict[str, Any] = _nested({k: key.default for k, key in KEYS.items()})
+
+
 def _get(tree: Mapping[str, Any], dotted: str) -> Any:
     node: Any = tree
     for p in dotted.split("."):
@@ -120,16 +114,16 @@ def _get(tree: Mapping[str, Any], dotted: str) -> Any:
 
 
 def _unknown(key: str, origin: str) -> ConfigError:
-    near = difflib.get_close_matches(key, list(_TYPES), n=1)
+    near = difflib.get_close_matches(key, list(KEYS), n=1)
     hint = f" (did you mean `{near[0]}`?)" if near else ""
     return ConfigError(f"{origin}: unknown key `{key}`{hint}")
 
 
 def _parse_scalar(dotted: str, text: str) -> Any:
     """A flag or environment string as the key's type."""
-    types = _TYPES[dotted]
+    types = KEYS[dotted].types
     if dotted in SOURCE_LISTS:
-        return [_parse_source_item(s) for s in text.split(",") if s.strip()]
+        return [parse_source_item(s) for s in text.split(",") if s.strip()]
     if text.strip().lower() in ("null", "none", "") and type(None) in types:
         return None
     if bool in types:
@@ -156,7 +150,7 @@ def _parse_scalar(dotted: str, text: str) -> Any:
     return text
 
 
-def _parse_source_item(text: str) -> dict[str, Any]:
+def parse_source_item(text: str) -> dict[str, Any]:
     text = text.strip()
     if "=" in text:
         cluster, _, path = text.partition("=")
@@ -172,7 +166,7 @@ def load_config(path: str | os.PathLike | None = None, overrides: Mapping[str, A
     are parsed as the key's type); they win over the environment, which wins
     over the file, which wins over DEFAULTS.
     """
-    cfg = copy.deepcopy(DEFAULTS)
+    cfg = _nested({k: key.default for k, key in KEYS.items()})
     if path is not None:
         p = Path(path)
         if not p.is_file():
@@ -184,7 +178,7 @@ def load_config(path: str | os.PathLike | None = None, overrides: Mapping[str, A
         if not isinstance(loaded, dict):
             raise ConfigError(f"{p}: the top level must be a mapping of keys")
         for dotted, value in _flatten(loaded).items():
-            if dotted not in _TYPES:
+            if dotted not in KEYS:
                 raise _unknown(dotted, str(p))
             _set(cfg, dotted, value)
     env = os.environ if environ is None else environ
@@ -196,14 +190,14 @@ def load_config(path: str | os.PathLike | None = None, overrides: Mapping[str, A
             raise _unknown(name, "environment")
         _set(cfg, dotted, _parse_scalar(dotted, text))
     for dotted, value in (overrides or {}).items():
-        if dotted not in _TYPES:
+        if dotted not in KEYS:
             raise _unknown(dotted, "command line")
         _set(cfg, dotted, _parse_scalar(dotted, value) if isinstance(value, str) else value)
     return validate(cfg, check_paths=check_paths)
 
 
 def _env_key(name: str) -> str | None:
-    for dotted in _TYPES:
+    for dotted in KEYS:
         if ENV_PREFIX + dotted.replace(".", "_").upper() == name:
             return dotted
     return None
@@ -211,18 +205,18 @@ def _env_key(name: str) -> str | None:
 
 def env_names() -> dict[str, str]:
     """Environment variable → dotted key, for --help and the docs."""
-    return {ENV_PREFIX + d.replace(".", "_").upper(): d for d in _TYPES}
+    return {ENV_PREFIX + d.replace(".", "_").upper(): d for d in KEYS}
 
 
 def validate(cfg: dict[str, Any], check_paths: bool = True) -> dict[str, Any]:
-    for dotted, types in _TYPES.items():
-        value = _get(cfg, dotted)
+    for dotted, key in KEYS.items():
+        types, value = key.types, _get(cfg, dotted)
         if isinstance(value, bool) and bool not in types:
             raise ConfigError(f"`{dotted}` must be {_type_names(types)}, got {value!r}")
         if not isinstance(value, types):
             raise ConfigError(f"`{dotted}` must be {_type_names(types)}, got {value!r}")
-        if dotted in _CHOICES and value not in _CHOICES[dotted]:
-            raise ConfigError(f"`{dotted}` must be one of {', '.join(_CHOICES[dotted])}, got {value!r}")
+        if key.choices and value not in key.choices:
+            raise ConfigError(f"`{dotted}` must be one of {', '.join(key.choices)}, got {value!r}")
     for dotted in SOURCE_LISTS:
         entries = []
         for i, item in enumerate(_get(cfg, dotted)):
@@ -270,11 +264,11 @@ def validate(cfg: dict[str, Any], check_paths: bool = True) -> dict[str, Any]:
 def _check_audit(audit: dict[str, Any], load_rules: bool) -> None:
     """The core's own checks of its settings and rule catalog, run now rather
     than in the first micro-batch on an executor."""
-    from kraft_audit.replay.settings import AuditSettings
+    from kraft_audit.replay.settings import CoreSettings
     from kraft_audit.rules.catalog import load_catalog
 
     try:
-        AuditSettings.of(audit["settings"])
+        CoreSettings.of(audit["settings"])
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"`audit.settings`: {exc}") from None
     if not load_rules:

@@ -7,7 +7,7 @@ so a replayed micro-batch produces the same rows and merges stay idempotent.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 
 @dataclass(slots=True)
@@ -113,6 +113,3 @@ class ClusterGauges:
     last_offset: int = -1
     last_timestamp_ms: int = 0
 
-
-def as_dicts(rows) -> list[dict]:
-    return [asdict(r) for r in rows]

@@ -1,4 +1,4 @@
-"""Shared test fixtures. The real Kafka logs live in ../shared next to the repo."""
+"""Shared test fixtures. The real Kafka logs live in tests/fixtures/kraft-real (copied with provenance)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-REAL_FIXTURES = SHARED / "fixtures" / "kraft-real"
+REAL_FIXTURES = REPO / "tests" / "fixtures" / "kraft-real"
 REAL_FIXTURE_NAMES = sorted(p.name for p in REAL_FIXTURES.iterdir() if p.is_dir()) if REAL_FIXTURES.is_dir() else []
 
 

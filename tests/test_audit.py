@@ -155,6 +155,22 @@ def test_recovery_counts_and_manual_election(kraft_log):
     assert auditor.state.brokers[1].last_shutdown == "unclean"
 
 
+def test_an_unclean_election_is_counted_when_the_partition_becomes_recovering(kraft_log):
+    """One definition (rules/elections.py, docs/metrics.md): RECOVERED -> RECOVERING.
+    A leader taken from outside the ISR and ELR without RECOVERING is a finding, not a count."""
+    log = kraft_log
+    cluster(log, min_isr=1)
+    log.batch(log.change(TID, 0, isr=[1]), log.change(TID, 1, isr=[2]))
+    log.batch(log.change(TID, 0, leader=3, isr=[3], lrs=1))  # unclean, as Kafka writes it
+    log.batch(log.change(TID, 1, leader=3, isr=[3]))  # unclean by its shape, RECOVERING forgotten
+    auditor = Auditor(CATALOG)
+    out = auditor.process(log.events)
+    assert auditor.gauges().unclean_elections_total == 1
+    assert [(v.rule_id, v.partition) for v in out.violations
+            if v.rule_id == "kip704.unclean-election-sets-recovering"] == [
+        ("kip704.unclean-election-sets-recovering", 1)]
+
+
 def test_partition_rows_follow_every_change(kraft_log):
     log = kraft_log
     cluster(log)

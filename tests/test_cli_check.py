@@ -65,7 +65,7 @@ def test_side_inputs(dump_file, tmp_path, capsys):
     registrations = tmp_path / "registrations.jsonl"
     registrations.write_text(json.dumps({"brokerId": 5, "incarnationId": "x", "previousBrokerEpoch": 9,
                                          "timestampMs": 1}) + "\n")
-    run_check(dump_file, "--json", "--log-dirs", log_dirs, "--registrations", registrations)
+    run_check(dump_file, "--json", "--log-dir-inventory", log_dirs, "--registrations", registrations)
     rules = sorted(f["rule_id"] for f in json.loads(capsys.readouterr().out)["findings"])
     assert rules == ["input.unknown-broker", "kip550.stray-replica", "kip966.leader-in-isr"]
 
@@ -74,8 +74,34 @@ def test_side_inputs(dump_file, tmp_path, capsys):
     (["/no/such/path"], "does not exist"),
     (["{dump}", "--rules", "/no/rules"], "does not exist"),
     (["{dump}", "--min-isr-default", "0"], "at least 1"),
-    (["{dump}", "--log-dirs", "{dump}"], "not JSON"),
+    (["{dump}", "--log-dir-inventory", "/no/such/inventory"], "does not exist"),
+    (["{dump}", "--registrations", "/no/such/request.log"], "does not exist"),
 ])
 def test_usage_errors(dump_file, argv, message):
     with pytest.raises(UsageError, match=message):
         run_check(*[a.format(dump=dump_file) for a in argv])
+
+
+def test_side_input_counts_balance_and_bad_lines_are_quarantined(dump_file, tmp_path, capsys):
+    """Real request-log lines (three accepted registrations, rejected attempts, other
+    APIs) plus bad lines and a bad inventory: every registration and inventory is
+    applied or quarantined, the rest of the request log is no input."""
+    request_log = tmp_path / "kafka-request.log"
+    samples = REAL_FIXTURES.parent / "kafka-side-inputs"
+    request_log.write_text((samples / "request-log-4.3.1.log").read_text() + "garbage line\n"
+                           + '{"brokerId": "two", "incarnationId": "x"}\n')
+    inventories = tmp_path / "inventories"
+    inventories.mkdir()
+    (inventories / "good.txt").write_text((samples / "log-dirs-4.3.1.txt").read_text())
+    (inventories / "bad.txt").write_text("Querying brokers for log directories information\n{oops\n")
+    run_check(dump_file, "--json", "--cluster-id", "NVSi3S7ER3aRJS_RNgUTNQ", "--registrations", request_log,
+              "--log-dir-inventory", inventories)
+    report = json.loads(capsys.readouterr().out)
+    reasons = sorted(q["reason"].split(":")[0] for q in report["quarantined"])
+    assert reasons == ["log-dir inventory is not kafka-log-dirs JSON",
+                       "registration event lacks brokerId (int)",
+                       "registration line is neither a JSON object nor a kafka.request.logger 'Completed request"]
+    records = report["records"]
+    assert records["quarantined"] == len(report["quarantined"]) == 3
+    # 5 log records + 3 registrations + 1 inventory, each applied once
+    assert records["applied"] + records["duplicates"] == 5 + 3 + 1

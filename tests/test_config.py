@@ -77,3 +77,10 @@ def test_no_input_and_unknown_environment_names_are_errors(tmp_path):
         load_config(tmp_path / "missing.yaml", environ={})
     with pytest.raises(ConfigError, match="command line: unknown key `metrics.prot`"):
         load_config(overrides={"metrics.prot": 1}, environ={})
+
+
+def test_every_run_flag_names_a_declared_key():
+    from kraft_audit.cli import run
+    from kraft_audit.config import KEYS
+
+    assert set(run._FLAG_KEYS.values()) <= set(KEYS)

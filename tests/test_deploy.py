@@ -41,6 +41,24 @@ def test_promtool_checks_the_rules_and_the_scrape_config():
     assert "SUCCESS" in promtool("check", "config", "prometheus.yml")
 
 
+def test_amtool_checks_the_alertmanager_routing():
+    binary = shutil.which("amtool")
+    if binary is None:
+        pytest.fail(
+            "amtool is needed: apt-get install -y prometheus-alertmanager, or `make prometheus`"
+        )
+    done = subprocess.run([binary, "check-config", "alertmanager.yml"], cwd=PROMETHEUS,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "SUCCESS" in done.stdout, done.stdout + done.stderr
+    # it routes on the severities the alert rules set (one is a template choosing between them)
+    config = yaml.safe_load((PROMETHEUS / "alertmanager.yml").read_text())
+    routed = {m.split("=")[1].strip('"') for r in config["route"]["routes"] for m in r["matchers"]}
+    assert routed == {"page", "ticket"}
+    alerts = yaml.safe_load((PROMETHEUS / "alerts.yml").read_text())["groups"]
+    assert {r["labels"]["severity"] for g in alerts for r in g["rules"]
+            if "{{" not in r["labels"]["severity"]} == routed
+
+
 def test_promtool_unit_tests_of_the_alerts_pass():
     assert "SUCCESS" in promtool("test", "rules", "alerts_test.yml")
 

@@ -212,3 +212,26 @@ def test_restore_from_nothing_is_empty(tmp_path):
     assert scraped[("kraft_audit_last_batch_timestamp_seconds",)] == pytest.approx(
         time.time(), abs=60
     )
+
+
+def test_every_enabled_rule_starts_at_zero_for_a_cluster(output_rows):
+    # Prometheus's increase() cannot see a series that appears at 1: the
+    # violations alert needs each rule's series at 0 before its first violation.
+    rules = (("isr-empty", "critical"), ("elr-not-subset-of-replicas", "error"))
+    metrics = AuditMetrics(rules)
+
+    def violations() -> dict:
+        return {k[1:]: v for k, v in samples(generate_latest(metrics.registry).decode()).items()
+                if k[0] == "kraft_audit_violations_total"}
+
+    assert violations() == {}  # no cluster yet
+    metrics.update(0, [output_rows.gauges(0)], output_rows.progress(0, max_offset=9))
+    cluster = ("cluster", output_rows.cluster)
+    assert violations() == {
+        (cluster, ("rule", rule), ("severity", sev)): 0.0 for rule, sev in rules
+    }
+    metrics.update(1, [], output_rows.progress(1, max_offset=19),
+                   [output_rows.violation(12, rule_id="isr-empty", severity="critical")])
+    assert violations()[(cluster, ("rule", "isr-empty"), ("severity", "critical"))] == 1.0
+    error = (cluster, ("rule", "elr-not-subset-of-replicas"), ("severity", "error"))
+    assert violations()[error] == 0

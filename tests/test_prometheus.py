@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -15,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kraft_audit.spark.metrics import AuditMetrics
+from services import free_port, wait_for
 
 ALERTS = Path(__file__).resolve().parents[1] / "deploy" / "prometheus" / "alerts.yml"
 INSTALL_HINT = (
@@ -23,30 +22,10 @@ INSTALL_HINT = (
 )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def api(base: str, path: str, **params) -> dict:
     url = f"{base}{path}?{urllib.parse.urlencode(params)}" if params else base + path
     with urllib.request.urlopen(url, timeout=5) as response:
         return json.load(response)
-
-
-def wait_for(what: str, probe, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            found = probe()
-        except OSError:  # not listening yet
-            found = None
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.25)
 
 
 # One exporter and one Prometheus for the module: the server takes seconds to

@@ -6,13 +6,13 @@ import pickle
 
 import pytest
 
-from kraft_audit.replay import AuditSettings, ClusterState, Partition, ReplayError
+from kraft_audit.replay import CoreSettings, ClusterState, Partition, ReplayError
 
 TID = "EEEEEEEEEEEEEEEEEEEEEE"
 
 
 def state_after(log, settings=None) -> ClusterState:
-    state = ClusterState(AuditSettings.of(settings))
+    state = ClusterState(CoreSettings.of(settings))
     for event in log.events:
         state.apply(event)
     return state
@@ -130,20 +130,20 @@ def test_topic_deletion_and_clear_elr(kraft_log):
     (("FENCE_BROKER_RECORD", {"id": 3, "epoch": 1}), "unknown-broker"),
 ])
 def test_records_that_cannot_be_applied(kraft_log, record, code):
-    state = ClusterState(AuditSettings())
+    state = ClusterState(CoreSettings())
     with pytest.raises(ReplayError) as info:
         state.apply(kraft_log.batch(record)[0])
     assert info.value.code == code
 
 
 def test_partition_record_for_unknown_topic_is_applied_and_flagged(kraft_log):
-    state = ClusterState(AuditSettings())
+    state = ClusterState(CoreSettings())
     change = state.apply(kraft_log.batch(kraft_log.partition(TID, 0, [1]))[0])
     assert change.problem.code == "unknown-topic" and (TID, 0) in state.partitions
 
 
 def test_settings_are_validated():
     with pytest.raises(ValueError, match="unknown audit settings"):
-        AuditSettings.of({"min_isr": 2})
+        CoreSettings.of({"min_isr": 2})
     with pytest.raises(ValueError, match="clean_shutdown_detection"):
-        AuditSettings.of({"clean_shutdown_detection": "maybe"})
+        CoreSettings.of({"clean_shutdown_detection": "maybe"})

@@ -22,7 +22,7 @@ from kraft_audit.rules.catalog import load_catalog
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import operator as op
-from kraft_audit.spark.inputs import log_dir_events, registration_events
+from kraft_audit.sideinputs import parse_inventory, read_registrations
 from kraft_audit.spark.job import AuditJob
 
 pytestmark = pytest.mark.spark
@@ -48,10 +48,9 @@ def table(cfg, name) -> list[dict]:
 
 def single_process_baseline(sim: Path, cluster_id: str):
     """What the core finds reading the same inputs in one process."""
-    side = list(registration_events((sim / "registrations.jsonl").read_text().splitlines(), cluster_id,
-                                    "registrations.jsonl"))
+    side = list(read_registrations(sim / "registrations.jsonl", cluster_id))
     for f in sorted((sim / "log-dirs").iterdir()):
-        side.extend(log_dir_events(f.read_text(), cluster_id, f.name, int(f.name.split("-")[0])))
+        side.extend(parse_inventory(f.read_text(), cluster_id, f.name, int(f.name.split("-")[0])))
     ordered, _ = op.interleave(list(read_log_dir(sim)), side, 0, release_all=True)
     auditor = Auditor(load_catalog(), {})
     return auditor.process(ordered), auditor, side

@@ -1,5 +1,6 @@
-"""Side inputs and dump-log files: the plain parsers, then the Spark file
-streams that feed them whole files."""
+"""The Spark streams of the inputs: dump-log files through Spark's file source,
+registration requests tailed by the `kraft-lines` source (the parsers
+themselves are tested in test_sideinputs.py)."""
 
 from __future__ import annotations
 
@@ -9,46 +10,13 @@ import pytest
 
 from kraft_audit.codec.dumplog import format_dump_log
 from kraft_audit.codec.logdir import read_log_dir
-from kraft_audit.events import BROKER_LOG_DIRS, BROKER_REGISTRATION_REQUEST, MetadataEvent, Quarantined
+from kraft_audit.events import MetadataEvent, Quarantined
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import event_rows
-from kraft_audit.spark.inputs import file_stream, log_dir_events, registration_events
+from kraft_audit.spark.inputs import all_events, file_stream, registration_stream
 
 INCARNATION = "AAAAAAAAAAAAAAAAAAAAAQ"
-
-
-def test_registration_lines_become_events_or_say_what_is_wrong():
-    good = {"brokerId": 1, "incarnationId": INCARNATION, "previousBrokerEpoch": 12, "requestVersion": 3,
-            "timestampMs": 1000, "clusterId": "c1"}
-    lines = [json.dumps(good), "", "{not json", json.dumps({"incarnationId": INCARNATION}),
-             json.dumps({**good, "clusterId": "other"})]
-    items = list(registration_events(lines, "c1", "reg.jsonl"))
-    event = items[0]
-    assert isinstance(event, MetadataEvent)
-    assert (event.type, event.kind, event.offset, event.timestamp_ms, event.position, event.data) == \
-        (BROKER_REGISTRATION_REQUEST, "registration", -1, 1000, 1, good)
-    problems = items[1:]
-    assert [type(q) for q in problems] == [Quarantined] * 3
-    assert [q.position for q in problems] == [3, 4, 5]
-    assert "not JSON" in problems[0].reason and "lacks brokerId" in problems[1].reason
-    assert "cluster other" in problems[2].reason
-
-
-def test_log_dir_inventory_gives_one_event_per_broker():
-    doc = {"version": 1, "brokers": [
-        {"broker": 1, "logDirs": [{"logDir": "/d", "error": None, "partitions": [
-            {"partition": "orders-0", "size": 10, "offsetLag": 0, "isFuture": False}]}]},
-        {"broker": 2, "logDirs": []}, {"nobroker": True}]}
-    text = "Querying brokers for log directories information\nReceived log directory information " \
-           "from brokers 1,2\n" + json.dumps(doc, indent=1)
-    items = list(log_dir_events(text, "c1", "inv.json", 5000))
-    assert [(i.type, i.data["brokerId"], i.timestamp_ms) for i in items[:2]] == \
-        [(BROKER_LOG_DIRS, 1, 5000), (BROKER_LOG_DIRS, 2, 5000)]
-    assert items[0].data["logDirs"] == doc["brokers"][0]["logDirs"]
-    assert isinstance(items[2], Quarantined) and "no broker id" in items[2].reason
-    bad = list(log_dir_events("Querying brokers\n{broken", "c1", "inv.json", 0))
-    assert len(bad) == 1 and "not kafka-log-dirs JSON" in bad[0].reason
 
 
 @pytest.mark.spark
@@ -82,3 +50,74 @@ def test_dump_log_files_stream_whole_files_through_the_codec(spark, tmp_path):
     bad = [e for e in got if isinstance(e, Quarantined)]
     assert len(bad) == 1 and bad[0].source == "part-2.txt" and "not kafka-dump-log output" in bad[0].reason
     assert sum(1 for e in got if getattr(e, "kind", None) == event_rows.KIND_MARKER) == 2  # one per file
+
+
+def _registration(broker: int) -> str:
+    return json.dumps({"brokerId": broker, "incarnationId": f"{broker:022d}", "previousBrokerEpoch": -1,
+                       "requestVersion": 4, "timestampMs": 1000 + broker}) + "\n"
+
+
+@pytest.mark.spark
+def test_registration_lines_are_tailed_across_appends_and_rotation(spark, tmp_path):
+    """Lines appended to a file, a half-written line and a log4j rollover between
+    micro-batches: every registration arrives once, the half line when complete."""
+    logs = tmp_path / "controller-logs"
+    logs.mkdir()
+    request_log = logs / "kafka-request.log"
+    request_log.write_text(_registration(1) + "not a registration\n" + _registration(2)[:20])
+    got: list = []
+
+    def sink(df, _batch_id):
+        got.extend(event_rows.from_row(r.asDict()) for r in df.collect())
+
+    def run_once():
+        q = (registration_stream(spark, [{"path": str(logs)}], "c1").writeStream.foreachBatch(sink)
+             .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start())
+        q.awaitTermination()
+
+    run_once()
+    assert [e.data["brokerId"] for e in got if isinstance(e, MetadataEvent)] == [1]
+    assert [(q.source, q.position) for q in got if isinstance(q, Quarantined)] == \
+        [("kafka-request.log", len(_registration(1)))]
+
+    with open(request_log, "a") as f:  # the half line completes, one more, then a rollover
+        f.write(_registration(2)[20:] + _registration(3))
+    request_log.rename(logs / "kafka-request.log.1")
+    request_log.write_text(_registration(4))
+    got.clear()
+    run_once()  # a new query from the same checkpoint: resumes at the saved positions
+    events = [e for e in got if isinstance(e, MetadataEvent)]
+    assert [(e.data["brokerId"], e.source) for e in events] == \
+        [(2, "kafka-request.log.1"), (3, "kafka-request.log.1"), (4, "kafka-request.log")]
+    assert {e.cluster_id for e in events} == {"c1"} and not [q for q in got if isinstance(q, Quarantined)]
+
+
+@pytest.mark.spark
+def test_a_brokers_log_dir_is_scanned_again_when_its_replicas_change(spark, tmp_path):
+    data = tmp_path / "broker-2"
+    (data / "orders-0").mkdir(parents=True)
+    (data / "meta.properties").write_text("version=1\nnode.id=2\ncluster.id=c1\n")
+    got: list = []
+
+    def sink(df, _batch_id):
+        got.extend(event_rows.from_row(r.asDict()) for r in df.collect())
+
+    def run_once():
+        q = (all_events(spark, {"log_dir_inventories": [{"path": str(data)}]}).writeStream
+             .foreachBatch(sink).option("checkpointLocation", str(tmp_path / "ck"))
+             .trigger(availableNow=True).start())
+        q.awaitTermination()
+
+    def seen():
+        return [[(p["partition"], p["isStray"]) for d in e.data["logDirs"] for p in d["partitions"]]
+                for e in got]
+
+    run_once()
+    assert seen() == [[("orders-0", False)]] and got[0].data["brokerId"] == 2
+    got.clear()
+    (data / "orders-0" / "00000000000000000000.log").write_bytes(b"x" * 10)  # sizes alone: no new scan
+    run_once()
+    assert got == []
+    (data / "orders-0").rename(data / "orders-0.3f2a-stray")  # Kafka marks it stray at startup
+    run_once()
+    assert seen() == [[("orders-0", True)]]

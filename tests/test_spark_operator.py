@@ -21,7 +21,7 @@ from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import event_rows
 from kraft_audit.spark import operator as op
-from kraft_audit.spark.inputs import log_dir_events, registration_events
+from kraft_audit.sideinputs import parse_inventory, parse_registration_line, read_registrations
 
 FAULTS = [("wrong-elr", 0), ("leader-not-in-isr", 2), ("stray-replica-left", 0)]
 
@@ -35,11 +35,10 @@ def simulated_inputs(out):
     result = simulate(load_scenario("unclean-shutdown-elr"), out, seed=1, faults=FAULTS)
     cid = result.cluster_id
     log = list(read_log_dir(out))
-    side = list(registration_events((out / "registrations.jsonl").read_text().splitlines(), cid,
-                                    "registrations.jsonl"))
+    side = list(read_registrations(out / "registrations.jsonl", cid))
     for f in sorted((out / "log-dirs").iterdir()):
         ts = int(f.name.split("-")[0])
-        side.extend(log_dir_events(f.read_text(), cid, f.name, ts))
+        side.extend(parse_inventory(f.read_text(), cid, f.name, ts))
     return result, log, side
 
 
@@ -157,9 +156,9 @@ def test_side_inputs_wait_for_the_log_to_reach_their_time(sim):
 
 def test_timeout_settles_pending_registrations_without_new_input():
     audit = op.AuditSettings(buckets=1, timeout_ms=1000, settings={"registration_match_timeout_ms": 1})
-    request = next(registration_events(
-        [json.dumps({"brokerId": 7, "incarnationId": "x" * 22, "previousBrokerEpoch": 5,
-                     "requestVersion": 3, "timestampMs": 1_000, "clusterId": "c"})], "c", "r.jsonl"))
+    request = parse_registration_line(
+        json.dumps({"brokerId": 7, "incarnationId": "x" * 22, "previousBrokerEpoch": 5,
+                    "requestVersion": 3, "timestampMs": 1_000, "clusterId": "c"}), "c", "r.jsonl", 0)
     state = new_state()
     list(op.audit_group(("c", 0), iter([frame([request])]), state, audit))
     assert state.get[2]  # held: no log record has reached its time yet

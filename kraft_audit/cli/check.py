@@ -2,9 +2,13 @@
 the conditions still open at the end, and the cluster gauges.
 
 PATH is a log dir, a segment, a snapshot or a kafka-dump-log output file. Broker
-registration requests (JSON lines) and a `kafka-log-dirs --describe` JSON can be
-added to check clean-shutdown handling (KIP-966) and stray replicas (KIP-550).
-Exit status: 0 when no rule fired, 1 when one did, 2 on a usage error.
+registration requests (the controller's kafka.request.logger output or JSON lines)
+and log-dir inventories (kafka-log-dirs --describe outputs, or a broker's log dir)
+can be added, with the same flags as `run`, to check clean-shutdown handling
+(KIP-966) and stray replicas (KIP-550).
+Open conditions are measured to the newest record of the log, not the wall clock.
+Exit status: 0 when no rule fired, 1 when one did, 2 on a usage error or when no
+record of PATH could be used.
 """
 
 from __future__ import annotations
@@ -14,14 +18,14 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Iterator
 
 from kraft_audit.audit import Auditor
-from kraft_audit.cli.dump import read_path
-from kraft_audit.cli.main import UsageError
-from kraft_audit.events import (BROKER_LOG_DIRS, BROKER_REGISTRATION_REQUEST, KIND_LOG_DIRS,
-                                KIND_REGISTRATION, MetadataEvent)
+from kraft_audit.cli.log_input import Tally, read_path
+from kraft_audit.cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
+from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs
+from kraft_audit.codec.logdir import metadata_dir, read_meta_properties
 from kraft_audit.rules import CatalogError, load_catalog
+from kraft_audit.sideinputs.order import by_time, merge_by_time
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,10 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--min-isr-default", type=int, metavar="N", default=1,
                         help="min.insync.replicas when no topic or cluster config sets it (default 1)")
-    parser.add_argument("--registrations", metavar="FILE",
-                        help="broker registration requests, JSON lines of {brokerId, incarnationId, "
-                             "previousBrokerEpoch, timestampMs[, requestVersion]}")
-    parser.add_argument("--log-dirs", metavar="FILE", help="kafka-log-dirs --describe JSON output")
+    add_side_input_arguments(parser)
+    # the flag's earlier name (one file), kept working for scripts
+    parser.add_argument("--log-dirs", action="append", dest="log_dir_inventory", help=argparse.SUPPRESS)
     parser.add_argument("--cluster-id", help="cluster id (default: from meta.properties)")
 
 
@@ -46,20 +49,27 @@ def run(args: argparse.Namespace) -> int:
     except CatalogError as exc:
         raise UsageError(str(exc)) from None
     auditor = Auditor(catalog, {"min_insync_replicas_default": args.min_isr_default})
-    out = auditor.process(read_path(Path(args.path), args.cluster_id, "earliest"))
+    side = list(side_inputs(args, lambda: args.cluster_id or _log_cluster_id(args.path)))
+    tally = Tally(args.path)
+    # Side inputs placed in the log by their time, as the streaming job does: an
+    # inventory is judged against the partitions of its time, not of the log's end.
+    out = auditor.process(merge_by_time(tally.count(read_path(Path(args.path), args.cluster_id,
+                                                              "earliest")), by_time(side)))
+    tally.require_records()
+    if auditor.last_offset < 0:  # no record of the log found its place in it
+        raise UsageError(f"no record of {args.path} could be applied: all {tally.records} rejected "
+                         f"(first: {out.quarantined[0].reason if out.quarantined else '-'})")
     cluster_id = auditor.cluster_id or args.cluster_id or ""
-    side = list(side_inputs(args, cluster_id, auditor.clock_ms))
-    if side:
-        more = auditor.process(side)
-        out.violations += more.violations
-        out.quarantined += more.quarantined
+    gauges = auditor.gauges(cluster_id)
     report = {
         "cluster_id": cluster_id,
         "records": {"applied": auditor.applied, "duplicates": auditor.duplicates,
                     "quarantined": auditor.quarantined, "last_offset": auditor.last_offset},
         "findings": [asdict(v) for v in out.violations],
-        "open_conditions": [asdict(c) for c in auditor.open_conditions()],
-        "gauges": asdict(auditor.gauges(cluster_id)),
+        # open until the newest record: the log's time, as `query` measures it
+        "open_conditions": [{**asdict(c), "open_seconds": (gauges.last_timestamp_ms - c.start_ms) / 1000}
+                            for c in auditor.open_conditions()],
+        "gauges": asdict(gauges),
         "quarantined": [{"source": q.source, "position": q.position, "offset": q.offset,
                          "reason": q.reason} for q in out.quarantined],
     }
@@ -68,40 +78,19 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         print_report(report)
-    return 1 if out.violations else 0
+    return EXIT_FINDINGS if out.violations else EXIT_OK
 
 
-def side_inputs(args, cluster_id: str, now_ms: int) -> Iterator[MetadataEvent]:
-    if args.registrations:
-        for number, line in enumerate(_read(args.registrations).splitlines(), 1):
-            if line.strip():
-                data = _json(line, args.registrations, number)
-                yield MetadataEvent(cluster_id, args.registrations, number, -1, -1, -1,
-                                    int(data.get("timestampMs") or now_ms), KIND_REGISTRATION,
-                                    BROKER_REGISTRATION_REQUEST, 0, data)
-    if args.log_dirs:
-        doc = _json(_read(args.log_dirs), args.log_dirs, 1)
-        for number, broker in enumerate(doc.get("brokers") or [], 1):
-            yield MetadataEvent(cluster_id, args.log_dirs, number, -1, -1, -1, now_ms, KIND_LOG_DIRS,
-                                BROKER_LOG_DIRS, 0,
-                                {"brokerId": broker.get("broker"), "logDirs": broker.get("logDirs") or []})
+def _log_cluster_id(path: str) -> str | None:
+    """The log's cluster id (meta.properties): the cluster of side inputs that name none."""
+    p = Path(path)
+    return read_meta_properties(metadata_dir(p if p.is_dir() else p.parent)).get("cluster.id") or None
 
 
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-
-
-def _json(text: str, path: str, line: int):
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}:{line}: not JSON: {exc.msg}") from None
-    if not isinstance(value, dict):
-        raise UsageError(f"{path}:{line}: expected a JSON object")
-    return value
+def duration(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
 def print_report(report: dict) -> None:
@@ -119,7 +108,7 @@ def print_report(report: dict) -> None:
     print(f"\nopen conditions ({len(conditions)}):")
     for c in conditions:
         print(f"  {c['condition']:<26} {c['topic'] or c['topic_id']}-{c['partition']} "
-              f"since offset {c['start_offset']}")
+              f"since offset {c['start_offset']}, {duration(c['open_seconds'])} before the newest record")
     print("\ngauges:")
     for name, value in report["gauges"].items():
         if name != "cluster_id":

@@ -2,13 +2,17 @@
 controller bugs, audit it with the real streaming job (local Spark, Delta
 tables under DIR/tables, /metrics on 127.0.0.1), and print what it found.
 
-Needs nothing but the pip install (and Java for Spark).
+Needs nothing but the pip install (and Java for Spark). Exit status: 0 when
+every injected bug was found, 3 when one was missed or the streaming query
+failed, 2 on a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
 import shutil
 import socket
 import sys
@@ -17,7 +21,7 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
-from kraft_audit.cli.main import UsageError
+from kraft_audit.cli.main import EXIT_OK, RunFailed, UsageError
 
 MARKER = ".kraft-audit-demo"  # a workdir the demo may wipe and refill
 DEMO_SCENARIO = "unclean-shutdown-elr"
@@ -93,24 +97,44 @@ def run(args: argparse.Namespace) -> int:
     print(f"   metrics: {metrics_url}")
     ok = job.run(available_now=True)
     if not ok:
-        print(f"the streaming query failed: {job.query.exception()}", file=sys.stderr)
-        return 1
+        raise RunFailed(f"the streaming query failed: {job.query.exception()}")
     print(f"   {job.writer.batches} micro-batches in {time.monotonic() - started:.1f} s")
-    _report(cfg, result, metrics_url)
+    found_all = _report(cfg, result, metrics_url)
     if args.serve > 0:
         print(f"serving {metrics_url} for {args.serve:.0f} s ...")
         time.sleep(args.serve)
     job.spark.stop()
-    return 0
+    if not found_all:
+        raise RunFailed("an injected bug was not found (see the table above)")
+    return EXIT_OK
+
+
+def own_command() -> str:
+    """How to run kraft-audit again from this shell, as printed: `kraft-audit` when
+    that is on PATH and is this installation, else its path (`.venv/bin/kraft-audit`
+    when only the venv has it), else `python -m`."""
+    script = Path(sys.executable).parent / "kraft-audit"
+    on_path = shutil.which("kraft-audit")
+    if on_path and script.exists() and Path(on_path).resolve() == script.resolve():
+        return "kraft-audit"
+    if script.exists():
+        return shlex.quote(_shown(script))
+    return f"{shlex.quote(_shown(Path(sys.executable)))} -m kraft_audit.cli.main"
+
+
+def _shown(path: Path) -> str:
+    """A path relative to the working directory when it lies below it (shorter to read)."""
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith("..") else str(path)
 
 
 def _rows(cfg: dict, table: str) -> list[dict]:
-    from kraft_audit.query import read_table
+    from kraft_audit.questions import read_table
 
     return read_table(cfg["tables"], table).to_pylist()
 
 
-def _report(cfg: dict, result, metrics_url: str) -> None:
+def _report(cfg: dict, result, metrics_url: str) -> bool:
     violations = _rows(cfg, "violations")
     print("\n3. what the auditor found")
     print("   injected bug                        rule it must break                  found")
@@ -141,12 +165,13 @@ def _report(cfg: dict, result, metrics_url: str) -> None:
                 print(f"   {line}")
     except OSError as exc:
         print(f"   /metrics not reachable: {exc}")
-    tables = cfg["tables"]
+    tables = _shown(Path(cfg["tables"]))
     print(f"\n4. Delta tables under {tables}:")
     for name in sorted(p.name for p in Path(tables).iterdir() if p.is_dir()):
         print(f"   {Path(tables) / name}")
     print("\n   try:")
-    print(f"   kraft-audit query {tables} violations")
-    print(f"   kraft-audit query {tables} under-min-isr")
-    print(f"   kraft-audit query {tables} unclean-elections")
-    print(f"   ground truth: {json.dumps(str(result.out_dir / 'faults.json'))}")
+    command = own_command()
+    for question in ("violations", "under-min-isr", "unclean-elections"):
+        print(f"   {command} query {shlex.quote(tables)} {question}")
+    print(f"   ground truth: {json.dumps(_shown(result.out_dir / 'faults.json'))}")
+    return found_all

@@ -8,13 +8,11 @@ import json
 import sys
 from pathlib import Path
 
-from kraft_audit.cli.dump import read_path
+from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.main import UsageError
 from kraft_audit.events import MetadataEvent
-from kraft_audit.replay import AuditSettings, ClusterState, ReplayError
-from kraft_audit.replay.partition import RECOVERING
-
-RECOVERY_STATES = {0: "RECOVERED", 1: "RECOVERING"}
+from kraft_audit.replay import ClusterState, CoreSettings, ReplayError
+from kraft_audit.replay.partition import RECOVERING, recovery_state_name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,16 +40,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def replay(path: Path, cluster_id: str | None, at_offset: int | None) -> ClusterState:
-    state = ClusterState(AuditSettings())
-    for event in read_path(path, cluster_id, "earliest"):
+    """The state after the log (or after `at_offset`); UsageError when no record was usable."""
+    state = ClusterState(CoreSettings())
+    tally = Tally(path)
+    applied = 0
+    for event in tally.count(read_path(path, cluster_id, "earliest")):
         if not isinstance(event, MetadataEvent):
             continue
         if at_offset is not None and event.offset > at_offset:
             break
         try:
             state.apply(event)
+            applied += 1
         except (ReplayError, KeyError, TypeError, ValueError) as exc:
             print(f"skipped offset {event.offset}: {exc}", file=sys.stderr)
+    tally.require_records()
+    if not applied:
+        raise UsageError(f"no record of {path} could be applied"
+                         + (f" up to offset {at_offset}" if at_offset is not None else ""))
     return state
 
 
@@ -67,7 +73,7 @@ def describe(state: ClusterState, topic: str | None) -> list[dict]:
             "replicas": list(p.replicas), "isr": list(p.isr), "elr": list(p.elr),
             "last_known_elr": list(p.last_known_elr), "adding_replicas": list(p.adding_replicas),
             "removing_replicas": list(p.removing_replicas),
-            "leader_recovery_state": RECOVERY_STATES.get(p.leader_recovery_state, str(p.leader_recovery_state)),
+            "leader_recovery_state": recovery_state_name(p.leader_recovery_state),
             "leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch,
             "effective_min_isr": state.effective_min_isr(p),
         })

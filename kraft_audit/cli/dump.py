@@ -5,7 +5,8 @@ defaults) plus where it sits (offset, batch limits, time, file, position).
 PATH may be a log dir (a data dir or its `__cluster_metadata-0`), one
 segment (.log), one snapshot (.checkpoint, bootstrap.checkpoint included)
 or a kafka-dump-log output file. Unusable input inside PATH is reported on
-stderr with its position and the reason, and dumping goes on.
+stderr with its position and the reason, and dumping goes on; when no record
+at all could be read (or none lies in --offsets) it exits 2.
 """
 
 from __future__ import annotations
@@ -13,19 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
+from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.main import UsageError
-from kraft_audit.codec.batches import HEADER_SIZE, MAGIC
-from kraft_audit.codec.dumplog import parse_dump_log, to_dump_json
-from kraft_audit.codec.logdir import (
-    list_segments,
-    list_snapshots,
-    read_file_events,
-    read_log_dir,
-    read_meta_properties,
-)
+from kraft_audit.codec.dumplog import to_dump_json
 from kraft_audit.events import MetadataEvent, Quarantined
 
 
@@ -54,7 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     low, high = parse_offsets(args.offsets)
     out = sys.stdout
-    for item in read_path(Path(args.path), args.cluster_id, args.start):
+    tally = Tally(args.path)
+    written = 0
+    for item in tally.count(read_path(Path(args.path), args.cluster_id, args.start)):
         if isinstance(item, Quarantined):
             offset = f" offset {item.offset}" if item.offset >= 0 else ""
             print(
@@ -63,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
             )
         elif low <= item.offset <= high:
             out.write(json.dumps(event_json(item), separators=(",", ":")) + "\n")
+            written += 1
+    tally.require_records()
+    if not written:
+        raise UsageError(f"no record in offsets {args.offsets} (the log holds "
+                         f"{tally.first_offset}..{tally.last_offset})")
     return 0
 
 
@@ -91,35 +91,3 @@ def event_json(event: MetadataEvent) -> dict:
         "source": event.source,
         "position": event.position,
     }
-
-
-def read_path(
-    path: Path, cluster_id: str | None, start: str
-) -> Iterator[MetadataEvent | Quarantined]:
-    """Events of whatever PATH is; UsageError when it cannot be read at all."""
-    if not path.exists():
-        raise UsageError(f"{path} does not exist")
-    if path.is_dir():
-        if not list_segments(path) and not list_snapshots(path):
-            raise UsageError(
-                f"{path} holds no metadata log segments (*.log) or snapshots (*.checkpoint)"
-            )
-        return read_log_dir(path, cluster_id, start)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    if cluster_id is None:
-        cluster_id = read_meta_properties(path.parent).get("cluster.id", "")
-    if _looks_binary(data):
-        return read_file_events(path, cluster_id, data)
-    return parse_dump_log(
-        data.decode("utf-8", errors="replace").splitlines(), cluster_id, path.name
-    )
-
-
-def _looks_binary(data: bytes) -> bool:
-    """A segment or snapshot (even a damaged one), not kafka-dump-log text,
-    whatever the file is called: text never holds NUL bytes, and a batch's
-    base offset starts with several."""
-    return (len(data) >= HEADER_SIZE and data[16] == MAGIC) or b"\0" in data[:4096]

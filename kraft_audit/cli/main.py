@@ -1,11 +1,21 @@
 """`kraft-audit` command line: one module per command, loaded on demand so
-`kraft-audit dump` does not pay for importing Spark."""
+`kraft-audit dump` does not pay for importing Spark.
+
+Exit status, the same for every command (README, "Exit codes"):
+  0  done, nothing found
+  1  findings: a rule fired (`check`)
+  2  usage or input error: a bad option, a missing or empty input, an input
+     with no usable record, a rule, topic, partition or cluster that does not exist
+  3  the work failed: the streaming query died, the demo missed an injected bug
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
 # command name -> module under kraft_audit.cli; each module has
 # `add_arguments(parser)` and `run(args) -> int`.
@@ -17,6 +27,7 @@ COMMANDS = {
     "run": ("run", "run the streaming auditor on local Spark"),
     "demo": ("demo", "simulate a cluster with faults and audit it end to end"),
     "query": ("query", "answer analysts' questions from the Delta tables"),
+    "timeline": ("timeline", "draw one partition's states, violations and broker events (PNG/SVG/HTML)"),
 }
 
 
@@ -42,11 +53,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except UsageError as exc:
         print(f"kraft-audit {args.command}: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except RunFailed as exc:
+        print(f"kraft-audit {args.command}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 class UsageError(Exception):
-    """A user mistake (bad path, bad option): printed without a traceback."""
+    """A user mistake or an unusable input (bad option, missing or empty path,
+    nothing decodable, an unknown name): printed without a traceback."""
+
+
+class RunFailed(Exception):
+    """The command was asked the right thing but could not do it."""
 
 
 if __name__ == "__main__":

@@ -2,10 +2,15 @@
 tables of a run, printed as a table or as JSON lines (--json).
 
   under-min-isr [--since 7d]         intervals under min ISR and how long they lasted
+                                     (an open one: until the log's newest record)
   unclean-elections [--since 7d]     each unclean election and the ISR/ELR just before
   partition --topic T --partition P [--at-offset N]
                                      a partition as it was at an offset
   violations [--rule R] [--severity S] [--since 7d]
+
+--since 7d means the 7 days before the cluster's newest record (the log's time).
+A topic, partition, cluster or rule id that the tables do not hold is an error
+(exit 2); a question with no answer prints "(none)" and exits 0.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ import datetime as dt
 import json
 import sys
 
+from kraft_audit.cli.check import duration
 from kraft_audit.cli.main import UsageError
 
-# question -> (columns of the table output, function of (query module, args, since_ms) -> rows).
-# kraft_audit.query (pyarrow, delta-rs) is imported only when a question is asked.
+# question -> (columns of the table output, function of (questions module, args, since) -> rows).
+# kraft_audit.questions (pyarrow, delta-rs) is imported only when a question is asked.
 QUESTIONS = {
     "under-min-isr": (
         [
@@ -31,7 +37,7 @@ QUESTIONS = {
             "end_ms",
             "duration_seconds",
         ],
-        lambda query, a, since: query.under_min_isr(a.tables, since_ms=since, cluster=a.cluster),
+        lambda q, a, since: q.under_min_isr(a.tables, since=since, cluster=a.cluster),
     ),
     "unclean-elections": (
         [
@@ -47,7 +53,7 @@ QUESTIONS = {
             "elr_before",
             "last_known_elr_before",
         ],
-        lambda query, a, since: query.unclean_elections(a.tables, since_ms=since, cluster=a.cluster),
+        lambda q, a, since: q.unclean_elections(a.tables, since=since, cluster=a.cluster),
     ),
     "partition": (
         [
@@ -65,7 +71,7 @@ QUESTIONS = {
             "partition_epoch",
             "effective_min_isr",
         ],
-        lambda query, a, since: query.partition_at(a.tables, a.topic, a.partition, a.at_offset, a.cluster),
+        lambda q, a, since: q.partition_at(a.tables, a.topic, a.partition, a.at_offset, a.cluster),
     ),
     "violations": (
         [
@@ -79,8 +85,9 @@ QUESTIONS = {
             "broker_id",
             "message",
         ],
-        lambda query, a, since: query.violations(
-            a.tables, rule=a.rule, since_ms=since, cluster=a.cluster, severity=a.severity
+        lambda q, a, since: q.violations(
+            a.tables, rule=a.rule, since=since, cluster=a.cluster, severity=a.severity,
+            known_rules=_catalog_ids(),
         ),
     ),
 }
@@ -94,7 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_argument("--cluster", help="only this cluster id")
     common.add_argument("--json", action="store_true", help="one JSON object per line")
     since = argparse.ArgumentParser(add_help=False)
-    since.add_argument("--since", help="7d, 12h, 30m, or an ISO date/time (UTC)")
+    since.add_argument("--since", help="7d, 12h, 30m before the log's newest record, "
+                                       "or an ISO date/time (UTC)")
     questions = parser.add_subparsers(dest="question", required=True, metavar="QUESTION")
     questions.add_parser(
         "under-min-isr",
@@ -118,13 +126,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kraft_audit import query
+    from kraft_audit import questions
 
     columns, ask = QUESTIONS[args.question]
     try:
-        since = query.parse_since(args.since) if getattr(args, "since", None) else None
-        rows = ask(query, args, since)
-    except (ValueError, query.MissingTable) as exc:
+        since = questions.parse_since(args.since) if getattr(args, "since", None) else None
+        rows = ask(questions, args, since)
+    except (ValueError, questions.MissingTable, questions.UnknownName) as exc:
         raise UsageError(str(exc)) from None
     if args.json:
         for row in rows:
@@ -132,6 +140,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_table(rows, columns)
     return 0
+
+
+def _catalog_ids() -> set[str]:
+    from kraft_audit.rules import load_catalog
+
+    return {spec.rule_id for spec in load_catalog().rules}
 
 
 def print_table(rows: list[dict], columns: list[str], out=None) -> None:
@@ -153,14 +167,8 @@ def _cell(column: str, value) -> str:
     if column.endswith("_ms"):
         return dt.datetime.fromtimestamp(value / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if column == "duration_seconds":
-        return _duration(value)
+        return duration(value)
     return str(value)
-
-
-def _duration(seconds: float) -> str:
-    minutes, secs = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
 
 
 def _json_default(value):

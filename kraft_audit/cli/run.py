@@ -6,6 +6,12 @@
 
 Settings come from the built-in defaults (conf/default.yaml documents them),
 then --config FILE, then KRAFT_AUDIT_* environment variables, then flags.
+The checkpoint and tables go to ./kraft-audit-run/ unless --checkpoint and
+--tables say otherwise.
+
+Exit status: 0 done; 2 a usage error, or with --once an input with nothing to
+audit (every log dir and dump-log empty) or, on a new checkpoint, no usable
+record; 3 the streaming query failed.
 """
 
 from __future__ import annotations
@@ -13,8 +19,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
-from kraft_audit.cli.main import UsageError
+from kraft_audit.cli.main import EXIT_OK, RunFailed, UsageError
+from kraft_audit.cli.side_inputs import add_side_input_arguments
 
 # flag -> dotted config key (flags that name a source list may repeat)
 _FLAG_KEYS = {
@@ -44,10 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--log-dir", action="append", metavar="PATH",
                      help="a KRaft metadata log dir (or the data dir above __cluster_metadata-0)")
     src.add_argument("--dump-log", action="append", metavar="PATH", help="kafka-dump-log output file or dir")
-    src.add_argument("--registrations", action="append", metavar="PATH",
-                     help="broker registration events (JSON lines) file or dir")
-    src.add_argument("--log-dir-inventory", action="append", metavar="PATH",
-                     help="kafka-log-dirs --describe outputs (dir or file)")
+    add_side_input_arguments(src)
     parser.add_argument("--starting-position", choices=("earliest", "snapshot"))
     parser.add_argument("--max-records-per-trigger", type=int, metavar="N")
     parser.add_argument("--checkpoint", metavar="DIR", help="Spark checkpoint (offsets and auditor state)")
@@ -104,15 +109,54 @@ def _log_progress() -> None:
 
 def run(args: argparse.Namespace) -> int:
     cfg = load(args)
+    once = cfg["trigger"]["available_now"]
+    empty = empty_sources(cfg["sources"])
+    for path in empty:
+        print(f"kraft-audit run: {path} holds no metadata record yet", file=sys.stderr)
+    if once and empty and len(empty) == len(cfg["sources"]["log_dirs"]) + len(cfg["sources"]["dump_logs"]):
+        raise UsageError("nothing to audit: " + ", ".join(empty) + " hold(s) no metadata log")
+    fresh = not (Path(cfg["checkpoint"]) / "commits").is_dir()
     _log_progress()
     from kraft_audit.spark.job import AuditJob, summary
 
+    print(f"checkpoint: {cfg['checkpoint']}\ntables: {cfg['tables']}", file=sys.stderr)
     job = AuditJob(cfg)
     if job.metrics_port:
         print(f"metrics: http://{cfg['metrics']['host']}:{job.metrics_port}/metrics", file=sys.stderr)
     ok = job.run()
     print(summary(cfg, job.writer))
     if not ok:
-        print(f"the streaming query failed: {job.query.exception()}", file=sys.stderr)
-        return 1
-    return 0
+        raise RunFailed(f"the streaming query failed: {job.query.exception()}")
+    if once and fresh:
+        require_applied(cfg, job.writer)
+    return EXIT_OK
+
+
+def empty_sources(sources: dict) -> list[str]:
+    """The log dirs and dump-log paths that hold nothing to read yet."""
+    from kraft_audit.codec.logdir import list_segments, list_snapshots
+
+    empty = [d["path"] for d in sources["log_dirs"]
+             if not list_segments(d["path"]) and not list_snapshots(d["path"])]
+    for d in sources["dump_logs"]:
+        path = Path(d["path"])
+        files = [f for f in path.rglob("*") if f.is_file()] if path.is_dir() else [path]
+        if not any(f.stat().st_size for f in files):
+            empty.append(d["path"])
+    return empty
+
+
+def require_applied(cfg: dict, writer) -> None:
+    """A first --once run that applied no record read only unusable input: an
+    input error, not an empty audit (a later run may rightly find nothing new)."""
+    from kraft_audit.questions import MissingTable, read_table
+
+    try:
+        rows = read_table(cfg["tables"], "progress", ["app_id", "applied"]).to_pylist()
+    except MissingTable:
+        rows = []
+    if not sum(r["applied"] for r in rows if r["app_id"] == writer.app_id):
+        raise UsageError(f"no usable record in the inputs: nothing applied, "
+                         f"{writer.totals.get('quarantine', 0)} quarantined (the quarantine table "
+                         f"under {cfg['tables']} says why; a torn batch at the end of the active "
+                         "segment is waited for, not quarantined)")

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from kraft_audit.cli.main import UsageError
+from kraft_audit.cli.main import EXIT_OK, UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,7 +106,10 @@ def run(args: argparse.Namespace) -> int:
         }
         json.dump(summary, sys.stdout, indent=1)
         sys.stdout.write("\n")
-    return 0
+    if result.unfired:  # the summary says so too; a warning, as random:N may pick misfits
+        print(f"kraft-audit simulate: fault(s) never found a chance to fire: {', '.join(result.unfired)}",
+              file=sys.stderr)
+    return EXIT_OK
 
 
 def write_dump_log(out: Path) -> None:

@@ -14,20 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-# Primitive field types. Arrays are "[]<type>"; arrays of structs are "[]struct"
-# with `fields`; a single nested struct is "struct" with `fields`.
-PRIMITIVES = (
-    "bool",
-    "int8",
-    "int16",
-    "uint16",
-    "int32",
-    "int64",
-    "float64",
-    "string",
-    "bytes",
-    "uuid",
-)
+# Field types: bool, int8, int16, uint16, int32, int64, float64, string, bytes,
+# uuid. Arrays are "[]<type>"; arrays of structs are "[]struct" with `fields`;
+# a single nested struct is "struct" with `fields`.
 
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID in Kafka's base64 form
 
@@ -376,7 +365,6 @@ CONTROL_TYPE_NAMES = {
     **{s.control_type: s.type_name for s in CONTROL_RECORDS},
 }
 
-METADATA_BY_KEY = {s.api_key: s for s in METADATA_RECORDS}
 METADATA_BY_TYPE = {s.type_name: s for s in METADATA_RECORDS}
 CONTROL_BY_TYPE = {s.control_type: s for s in CONTROL_RECORDS}
 CONTROL_BY_NAME = {s.type_name: s for s in CONTROL_RECORDS}

@@ -10,12 +10,8 @@ from __future__ import annotations
 import base64
 import struct
 
-INT8 = struct.Struct(">b")
 INT16 = struct.Struct(">h")
-UINT16 = struct.Struct(">H")
 INT32 = struct.Struct(">i")
-INT64 = struct.Struct(">q")
-FLOAT64 = struct.Struct(">d")
 
 
 class WireError(ValueError):

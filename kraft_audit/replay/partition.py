@@ -11,9 +11,16 @@ NO_LEADER = -1
 NO_LEADER_CHANGE = -2  # PartitionChangeRecord.Leader default: "unchanged"
 RECOVERED = 0
 RECOVERING = 1
+# Kafka's names (LeaderRecoveryState.java), as kafka-metadata-shell prints them: every
+# view shows these, never the wire values 0/1
+RECOVERY_STATE_NAMES = {RECOVERED: "RECOVERED", RECOVERING: "RECOVERING"}
 NO_RECOVERY_CHANGE = -1  # PartitionChangeRecord.LeaderRecoveryState default: "unchanged"
 
 _EMPTY: tuple[int, ...] = ()
+
+
+def recovery_state_name(value: int) -> str:
+    return RECOVERY_STATE_NAMES.get(value, str(value))
 
 
 def _ints(value) -> tuple[int, ...]:

@@ -15,7 +15,10 @@ METADATA_VERSION = "metadata.version"
 
 
 @dataclass(frozen=True)
-class AuditSettings:
+class CoreSettings:
+    """The functional core's settings (replay and rules; `audit.settings` in the job
+    configuration): which Kafka behaviour to expect where versions differ."""
+
     # `min.insync.replicas` when neither the topic nor the cluster sets it (the
     # controller's static config; Kafka's default is 1).
     min_insync_replicas_default: int = 1
@@ -39,7 +42,7 @@ class AuditSettings:
     sees_all_partitions: bool = True
 
     @classmethod
-    def of(cls, value: AuditSettings | Mapping[str, Any] | None) -> AuditSettings:
+    def of(cls, value: CoreSettings | Mapping[str, Any] | None) -> CoreSettings:
         if value is None:
             return cls()
         if isinstance(value, cls):

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from kraft_audit.events import MetadataEvent
 from kraft_audit.replay.partition import Partition
 from kraft_audit.replay.settings import (ELR_FEATURE, METADATA_VERSION, MV_4_0_IV1,
-                                         AuditSettings)
+                                         CoreSettings)
 
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER; name "" = cluster-wide default
@@ -78,7 +78,7 @@ NO_CHANGE = Change()
 
 
 class ClusterState:
-    def __init__(self, settings: AuditSettings):
+    def __init__(self, settings: CoreSettings):
         self.settings = settings
         self.topics: dict[str, str] = {}  # topic id -> name
         self.topic_ids: dict[str, str] = {}  # name -> topic id
@@ -91,7 +91,7 @@ class ClusterState:
         self.elr_enabled = False
         self._min_isr_cache: dict[str, int] = {}  # topic id -> effective min ISR
 
-    def reconfigure(self, settings: AuditSettings) -> None:
+    def reconfigure(self, settings: CoreSettings) -> None:
         """New settings for a restored state: recompute what depends on them."""
         self.settings = settings
         self.elr_enabled = self._elr_enabled()

@@ -64,9 +64,13 @@ class Catalog:
                 and (record_type is None or not s.impl.records or record_type in s.impl.records)]
 
 
-def default_rules_dir() -> Path:
-    """The catalog shipped with the package: a link to rules/ at the top of the project."""
-    return Path(__file__).resolve().parents[1] / "data" / "rules"
+def default_rules_dir():
+    """The catalog shipped with the package (a link to rules/ at the top of the
+    project). A resource, not a path: under spark-submit the package may be
+    imported from the zip given to --py-files."""
+    from importlib.resources import files
+
+    return files("kraft_audit").joinpath("data", "rules")
 
 
 def read_rule_files(rules_dir: str | Path | None = None) -> dict[str, str]:
@@ -75,15 +79,16 @@ def read_rule_files(rules_dir: str | Path | None = None) -> dict[str, str]:
     directory = Path(rules_dir) if rules_dir is not None else default_rules_dir()
     if not directory.is_dir():
         raise CatalogError(f"rules directory {directory} does not exist")
-    files = sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml"))
+    files = sorted((f for f in directory.iterdir() if f.name.endswith((".yaml", ".yml"))),
+                   key=lambda f: (not f.name.endswith(".yaml"), f.name))
     if not files:
         raise CatalogError(f"no *.yaml rule files in {directory}")
-    return {path.name: path.read_text() for path in files}
+    return {f.name: f.read_text() for f in files}
 
 
 def load_catalog(rules_dir: str | Path | None = None) -> Catalog:
     directory = Path(rules_dir) if rules_dir is not None else default_rules_dir()
-    return catalog_from_files(read_rule_files(directory), str(directory))
+    return catalog_from_files(read_rule_files(rules_dir), str(directory))
 
 
 def catalog_from_files(files: dict[str, str], directory: str = "<shipped>") -> Catalog:
@@ -104,7 +109,7 @@ def catalog_from_files(files: dict[str, str], directory: str = "<shipped>") -> C
 
 def _load_implementations() -> None:
     # Importing the modules registers their rules.
-    from kraft_audit.rules import inputs, kip550, kip704, kip966, kraft  # noqa: F401
+    from kraft_audit.rules import input_problems, kip550, kip704, kip966, kraft  # noqa: F401
 
 
 def _entries(name: str, text: str) -> list[dict]:

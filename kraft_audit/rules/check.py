@@ -13,7 +13,7 @@ class Check:
         "before",  # Partition before the change (None: created)
         "after",  # Partition after the change (None: deleted)
         "state",  # the ClusterState (brokers, topics, configs, features) now
-        "settings",  # AuditSettings
+        "settings",  # CoreSettings
         "elr_enabled",  # whether ELR was on when the record was applied
         "min_isr",  # the effective min ISR Kafka judged the change by (before it was applied)
         "params",  # this rule's parameters

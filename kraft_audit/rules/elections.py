@@ -36,10 +36,23 @@ def cleanly_electable(before: Partition, after: Partition, leader: int) -> bool:
             or (leader in after.isr and completes_reassignment(before, after)))
 
 
-def is_unclean_election(before: Partition, after: Partition, data: dict) -> bool:
-    """Kafka sets RECOVERING on an unclean election (unless already RECOVERING); a leader
-    that was no clean candidate can only come from an unclean (or last known leader)
-    election."""
+def is_unclean_election(recovery_state_before: int | None, recovery_state_after: int) -> bool:
+    """THE definition of an unclean election, used by every view (`check`, /metrics,
+    `query unclean-elections`; docs/metrics.md): a partition record that turns an
+    existing partition from RECOVERED into RECOVERING. It is Kafka's own count
+    (trunk's UncleanLeaderElectionsPerSec counts records that write RECOVERING,
+    KAFKA-19212), and it reads from the state alone, so a table of partition
+    states answers it the same way. An election from outside the ISR and ELR that
+    does not set RECOVERING is a controller bug, reported by
+    kip704.unclean-election-sets-recovering, not counted here."""
+    return recovery_state_before == RECOVERED and recovery_state_after == RECOVERING
+
+
+def has_unclean_signature(before: Partition, after: Partition, data: dict) -> bool:
+    """What the controller's election was, judged by the record (for the rules that
+    predict ELR and LastKnownElr): Kafka sets RECOVERING on an unclean election (unless
+    already RECOVERING); a leader that was no clean candidate can only come from an
+    unclean (or last known leader) election, even when a bug forgot RECOVERING."""
     leader = data.get("leader", NO_LEADER_CHANGE)
     if leader < 0:
         return False
@@ -50,14 +63,14 @@ def is_unclean_election(before: Partition, after: Partition, data: dict) -> bool
 
 def is_elr_election(before: Partition, after: Partition, data: dict) -> bool:
     leader = elected_leader(before, data)
-    return leader is not None and leader in before.elr and not is_unclean_election(before, after, data)
+    return leader is not None and leader in before.elr and not has_unclean_signature(before, after, data)
 
 
 def expected_elr(before: Partition, after: Partition, data: dict, min_isr: int) -> set[int]:
     """ELR per PartitionChangeBuilder (ELR on), before removing unclean-shutdown replicas:
     cleared at or above min ISR (judged on the ISR before any ELR election) and on an
     unclean election; otherwise (ELR ∪ old ISR) − new ISR."""
-    if is_unclean_election(before, after, data):
+    if has_unclean_signature(before, after, data):
         return set()
     target_isr = () if is_elr_election(before, after, data) else after.isr
     if len(target_isr) >= min_isr:
@@ -70,7 +83,7 @@ def expected_last_known_elr(before: Partition, after: Partition, data: dict, min
     """The LastKnownElr values Kafka may write (ELR on). Mode "leader" (the code) accepts
     Kafka 4.0 and trunk; mode "set" is the KIP's set of last ELR members."""
     if mode == "set":
-        if (is_unclean_election(before, after, data)
+        if (has_unclean_signature(before, after, data)
                 or len(() if is_elr_election(before, after, data) else after.isr) >= min_isr):
             return [set()]
         return [(set(before.elr) | set(before.isr) | set(before.last_known_elr))

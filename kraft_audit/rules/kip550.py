@@ -38,7 +38,9 @@ def stray_replica(c):
 def _judge(state, settings, broker_id, parsed, replica, log_dir, size) -> Finding | None:
     topic, index = parsed
     evidence = {"log_dir": log_dir.get("logDir"), "partition": replica.get("partition"),
-                "size": size, "is_future": bool(replica.get("isFuture"))}
+                "size": size, "is_future": bool(replica.get("isFuture")),
+                # Kafka's own verdict, when the inventory is the log dir itself
+                "marked_stray_by_kafka": bool(replica.get("isStray"))}
     topic_id = state.topic_ids.get(topic)
     if topic_id is None:
         deleted = [tid for tid, name in state.deleted_topics.items() if name == topic]

@@ -66,7 +66,8 @@ def recovering_only_by_unclean_election(c):
         unclean_shape = any(b not in leaving for b in before.isr)  # the ISR did not empty
     if unclean_shape:
         return None
-    return (f"RECOVERED -> RECOVERING without an unclean election (record leader {leader}, "
+    return (f"RECOVERED -> RECOVERING (counted as an unclean election) by a record that elects "
+            f"no leader uncleanly (record leader {leader}, "
             f"isr {data.get('isr')}, previous ISR {list(before.isr)}, ELR {list(before.elr)})")
 
 
@@ -81,7 +82,8 @@ def unclean_election_sets_recovering(c):
         return None
     if after.leader_recovery_state != RECOVERING:
         return (f"broker {leader} was elected from outside the ISR {list(before.isr)} and ELR "
-                f"{list(before.elr)} (an unclean election) but the partition is not RECOVERING")
+                f"{list(before.elr)} but the partition is not RECOVERING: an unclean election "
+                "hidden from Kafka's count (and ours)")
     return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kraft_audit.replay.partition import NO_LEADER, NO_LEADER_CHANGE
 from kraft_audit.rules.elections import (cleanly_electable, expected_elr, expected_last_known_elr,
-                                         is_elr_election, is_unclean_election)
+                                         has_unclean_signature, is_elr_election)
 from kraft_audit.rules.registry import (SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
                                         SETS_LEADER, Finding, rule)
 
@@ -182,9 +182,10 @@ def election_order(c):
             return None
         clean = live(before.isr) or (live(before.elr) if c.elr_enabled else [])
         if clean:
-            return f"unclean election of {leader} although {clean[0]} could be elected cleanly"
+            return (f"{leader} elected from outside the ISR and ELR although {clean[0]} could be "
+                    "elected cleanly")
         return None
-    if is_unclean_election(before, after, data):
+    if has_unclean_signature(before, after, data):
         return None
     if is_elr_election(before, after, data):
         in_isr = live(before.isr)

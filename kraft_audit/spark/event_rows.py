@@ -145,10 +145,6 @@ def to_record_batch(items: Iterable[MetadataEvent | Quarantined]) -> pa.RecordBa
         schema=EVENT_ARROW_SCHEMA)
 
 
-def to_tuples(items: Iterable[MetadataEvent | Quarantined]) -> list[tuple]:
-    return [tuple(r[c] for c in EVENT_COLUMNS) for r in map(to_row, items)]
-
-
 def from_row(row: dict[str, Any]) -> MetadataEvent | Quarantined:
     """The core's object for one row (a dict with the event columns)."""
     data = json.loads(row["data_json"]) if row.get("data_json") else {}

@@ -1,18 +1,20 @@
-"""Every configured input as one stream of event rows (`event_rows` schema).
+"""Every configured input as one stream of event rows (`event_rows` schema): the
+Spark plumbing only; what a file means is the core's business
+(`kraft_audit.codec.dumplog`, `kraft_audit.sideinputs`).
 
 - KRaft log dirs: the `kraft-log` source (`source.py`).
 - kafka-dump-log output: Spark's file source, one row per *whole file*
   (`wholetext`): dump-log batch lines mark the atomic batch limits of the
   records under them, so a file is parsed as a unit by the codec's
   `parse_dump_log`.
-- Broker registration events: JSON lines → kind "registration",
-  type BROKER_REGISTRATION_REQUEST.
-- Log-dir inventories (`kafka-log-dirs --describe` output, one file per
-  inventory) → one event per broker, kind "log_dirs", type BROKER_LOG_DIRS,
-  data {brokerId, logDirs}.
-
-The line parsers are plain functions (no Spark), so they are tested directly
-and could be reused by the single-process CLI.
+- Broker registration requests (the controller's request log, or JSON lines):
+  the `kraft-lines` source (`lines_source.py`) tails the files, so lines
+  appended to a file and files rotated by log4j are read.
+- Log-dir inventories (`kafka-log-dirs --describe` output, one file per run):
+  Spark's file source, one row per new file, parsed by
+  `kraft_audit.sideinputs.parse_inventory`; a broker's log dir itself (it holds
+  meta.properties): the `kraft-logdir-scan` source, a new inventory whenever
+  its replica directories change.
 """
 
 from __future__ import annotations
@@ -20,104 +22,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-from kraft_audit.events import (
-    BROKER_LOG_DIRS,
-    BROKER_REGISTRATION_REQUEST,
-    KIND_LOG_DIRS,
-    KIND_REGISTRATION,
-    NO_OFFSET,
-    MetadataEvent,
-    Quarantined,
-)
+from kraft_audit.events import Quarantined
+from kraft_audit.sideinputs import parse_inventory
+from kraft_audit.sideinputs.inventories import is_kafka_log_dir
+from kraft_audit.sideinputs.registrations import UNKNOWN_CLUSTER
 from kraft_audit.spark import event_rows
-
-UNKNOWN_CLUSTER = "unknown"
-_REQUIRED_REGISTRATION = {"brokerId": int, "incarnationId": str}
-
-
-# ----------------------------------------------------------- plain parsers
-
-def registration_events(lines: Iterable[str], cluster_id: str | None, source: str
-                        ) -> Iterator[MetadataEvent | Quarantined]:
-    """Broker registration requests, one JSON object per line."""
-    for number, line in enumerate(lines, start=1):
-        text = line.strip()
-        if not text:
-            continue
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            yield Quarantined(cluster_id or UNKNOWN_CLUSTER, source, number,
-                              f"registration line is not JSON: {exc}", text.encode()[:4096])
-            continue
-        problem = _registration_problem(data)
-        if problem:
-            yield Quarantined(cluster_id or UNKNOWN_CLUSTER, source, number,
-                              f"registration event {problem}", text.encode()[:4096])
-            continue
-        cid = data.get("clusterId") or cluster_id or UNKNOWN_CLUSTER
-        if cluster_id and data.get("clusterId") and data["clusterId"] != cluster_id:
-            yield Quarantined(cluster_id, source, number,
-                              f"registration event is for cluster {data['clusterId']}, "
-                              f"this input is configured for {cluster_id}", text.encode()[:4096])
-            continue
-        yield MetadataEvent(
-            cluster_id=cid, source=source, position=number, offset=NO_OFFSET,
-            batch_base_offset=NO_OFFSET, batch_last_offset=NO_OFFSET,
-            timestamp_ms=int(data.get("timestampMs") or 0), kind=KIND_REGISTRATION,
-            type=BROKER_REGISTRATION_REQUEST, version=int(data.get("requestVersion") or 0),
-            data=data)
-
-
-def _registration_problem(data: Any) -> str | None:
-    if not isinstance(data, dict):
-        return "is not a JSON object"
-    for name, typ in _REQUIRED_REGISTRATION.items():
-        if not isinstance(data.get(name), typ) or isinstance(data.get(name), bool):
-            return f"lacks {name} ({typ.__name__})"
-    for name in ("previousBrokerEpoch", "timestampMs", "requestVersion"):
-        if name in data and data[name] is not None and not isinstance(data[name], int):
-            return f"has a non-integer {name}: {data[name]!r}"
-    return None
-
-
-def log_dir_events(text: str, cluster_id: str | None, source: str, timestamp_ms: int
-                   ) -> Iterator[MetadataEvent | Quarantined]:
-    """One inventory file (kafka-log-dirs --describe): an event per broker.
-
-    The tool prints a couple of status lines before the JSON; the JSON starts
-    at the first line that starts with '{' (and may span lines).
-    """
-    cid = cluster_id or UNKNOWN_CLUSTER
-    lines = text.splitlines()
-    first = next((n for n, line in enumerate(lines) if line.lstrip().startswith("{")), None)
-    if first is None:
-        yield Quarantined(cid, source, 1, "log-dir inventory holds no JSON object",
-                          text.encode()[:4096])
-        return
-    number = first + 1
-    body = "\n".join(lines[first:])
-    try:
-        doc = json.loads(body)
-        brokers = doc["brokers"]
-        if not isinstance(brokers, list):
-            raise TypeError("`brokers` is not a list")
-    except (ValueError, KeyError, TypeError) as exc:
-        yield Quarantined(cid, source, number, f"log-dir inventory is not kafka-log-dirs JSON: {exc}",
-                          body.encode()[:4096])
-        return
-    for i, b in enumerate(brokers):
-        if not isinstance(b, dict) or not isinstance(b.get("broker"), int):
-            yield Quarantined(cid, source, number, f"log-dir inventory entry {i} has no broker id",
-                              json.dumps(b).encode()[:4096])
-            continue
-        yield MetadataEvent(
-            cluster_id=cid, source=source, position=i, offset=NO_OFFSET,
-            batch_base_offset=NO_OFFSET, batch_last_offset=NO_OFFSET, timestamp_ms=timestamp_ms,
-            kind=KIND_LOG_DIRS, type=BROKER_LOG_DIRS, version=int(doc.get("version") or 0),
-            data={"brokerId": b["broker"], "logDirs": b.get("logDirs") or []})
 
 
 def dump_log_events(text: str, cluster_id: str | None, source: str
@@ -162,12 +73,8 @@ def _parse_dump_file(text, cluster_id, source, mtime):
     return dump_log_events(text, cluster_id, source)
 
 
-def _parse_registration_file(text, cluster_id, source, mtime):
-    return registration_events(text.splitlines(), cluster_id, source)
-
-
 def _parse_inventory_file(text, cluster_id, source, mtime):
-    return log_dir_events(text, cluster_id, source, _epoch_ms(mtime))
+    return parse_inventory(text, cluster_id, source, _epoch_ms(mtime))
 
 
 def _epoch_ms(mtime) -> int:
@@ -195,10 +102,16 @@ def _whole_files(spark, path: str, max_files: int | None):
 
 
 def file_stream(spark, path: str, cluster_id: str | None, kind: str, max_files: int | None = None):
-    parse = {"dump_logs": _parse_dump_file, "registrations": _parse_registration_file,
-             "log_dir_inventories": _parse_inventory_file}[kind]
+    parse = {"dump_logs": _parse_dump_file, "log_dir_inventories": _parse_inventory_file}[kind]
     return _whole_files(spark, path, max_files).mapInArrow(
         _arrow_mapper(parse, cluster_id), event_rows.EVENT_DDL)
+
+
+def registration_stream(spark, entries: list[dict], default_cluster: str | None):
+    """Registration requests, tailed from their files (kafka.request.logger output or
+    JSON lines) by the `kraft-lines` source: lines appended to a file are read too."""
+    paths = [{"path": e["path"], "cluster_id": e.get("cluster_id") or default_cluster} for e in entries]
+    return spark.readStream.format("kraft-lines").option("paths", json.dumps(paths)).load()
 
 
 def log_dir_stream(spark, log_dirs: list[dict], starting_position: str = "earliest",
@@ -228,9 +141,19 @@ def all_events(spark, sources: dict) -> Any:
         streams.append(log_dir_stream(spark, sources["log_dirs"], sources.get("starting_position", "earliest"),
                                       sources.get("max_records_per_trigger"),
                                       sources.get("max_bytes_per_trigger")))
-    for kind in ("dump_logs", "registrations", "log_dir_inventories"):
+    scans = []
+    for kind in ("dump_logs", "log_dir_inventories"):
         for entry in sources.get(kind) or []:
-            streams.append(file_stream(spark, entry["path"], entry.get("cluster_id") or default_cluster, kind))
+            cluster_id = entry.get("cluster_id") or default_cluster
+            if kind == "log_dir_inventories" and is_kafka_log_dir(entry["path"]):
+                scans.append({"path": entry["path"], "cluster_id": cluster_id})
+                continue
+            streams.append(file_stream(spark, entry["path"], cluster_id, kind))
+    if scans:
+        streams.append(spark.readStream.format("kraft-logdir-scan").option("paths", json.dumps(scans))
+                       .load())
+    if sources.get("registrations"):
+        streams.append(registration_stream(spark, sources["registrations"], default_cluster))
     if not streams:
         raise ValueError("no input configured")
     events = streams[0]

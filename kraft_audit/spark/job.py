@@ -191,9 +191,11 @@ def build_query(spark, cfg: dict, writer: BatchWriter, available_now: bool | Non
 
 def start_metrics(cfg: dict):
     """The collector and, when enabled, its HTTP server: (metrics, port or None)."""
+    from kraft_audit.rules.catalog import load_catalog
     from kraft_audit.spark.metrics import AuditMetrics
 
-    metrics = AuditMetrics()
+    catalog = load_catalog(cfg["audit"]["rules_dir"])
+    metrics = AuditMetrics(tuple((r.rule_id, r.severity) for r in catalog.rules if r.enabled))
     port = None
     if cfg["metrics"]["enabled"]:
         _server, port = metrics.start_server(cfg["metrics"]["host"], cfg["metrics"]["port"])

@@ -47,7 +47,10 @@ _PARTITION_COUNTERS = {
         "unclean_recovery_finished",
         "Unclean recoveries finished: RECOVERING -> RECOVERED (KIP-966).",
     ),
-    "unclean_elections_total": ("unclean_elections", "Unclean leader elections seen in the log."),
+    "unclean_elections_total": (
+        "unclean_elections",
+        "Unclean leader elections: partitions turned RECOVERED -> RECOVERING (as Kafka counts them).",
+    ),
     "elr_elections_total": ("elr_elections", "Leaders elected from the ELR."),
 }
 
@@ -55,8 +58,14 @@ _PARTITION_COUNTERS = {
 class AuditMetrics(Collector):
     """Latest audit figures, exposed on `self.registry`."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: tuple[tuple[str, str], ...] = ()) -> None:
+        """`rules`: (rule id, severity) of the enabled rules. Each gets a zero
+        violations series per cluster from the cluster's first batch, so the
+        first violation of a rule is an increase Prometheus can alert on
+        (`increase()` sees nothing in a series that starts at 1)."""
         self.registry = CollectorRegistry()
+        self._rules = tuple(rules)
+        self._servers: list = []
         self._lock = threading.Lock()
         self._buckets: dict[tuple[str, int], dict] = {}  # (cluster, bucket) -> latest gauges row
         self._clusters: dict[str, dict] = defaultdict(dict)  # cluster -> last offset, lag
@@ -117,7 +126,15 @@ class AuditMetrics(Collector):
     def start_server(self, host: str = "127.0.0.1", port: int = 0):
         """Serve /metrics on host:port (0: any free port); returns (server, port)."""
         server, _thread = start_http_server(port, addr=host, registry=self.registry)
+        self._servers.append(server)
         return server, server.server_port
+
+    def stop_servers(self) -> None:
+        """Close the /metrics servers `start_server` opened."""
+        while self._servers:
+            server = self._servers.pop()
+            server.shutdown()
+            server.server_close()
 
     def _take_progress(self, progress: dict) -> None:
         self._batches += 1
@@ -149,7 +166,10 @@ class AuditMetrics(Collector):
         violations = _counter(
             "violations", "Broken invariants found.", ["cluster", "rule", "severity"]
         )
-        for (cluster, rule, severity), n in sorted(self._violations.items()):
+        counts = Counter({(c, rule, severity): 0 for c in self._clusters
+                          for rule, severity in self._rules})
+        counts.update(self._violations)
+        for (cluster, rule, severity), n in sorted(counts.items()):
             violations.add_metric([cluster, rule, severity], n)
         quarantined = _counter("quarantined", "Input set aside as undecodable.")
         quarantined.add_metric([], self._quarantined)
@@ -258,7 +278,7 @@ def _counter(name: str, help_text: str, labels=()) -> CounterMetricFamily:
 
 
 def _read(tables_root: str, table: str, columns: list[str] | None = None) -> list[dict]:
-    from kraft_audit.query import MissingTable, read_table
+    from kraft_audit.questions import MissingTable, read_table
 
     try:
         return read_table(tables_root, table, columns).to_pylist()

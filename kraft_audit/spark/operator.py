@@ -47,6 +47,7 @@ from kraft_audit.events import (
     MetadataEvent,
     Quarantined,
 )
+from kraft_audit.sideinputs.order import interleave
 from kraft_audit.spark import event_rows, tables
 
 STATE_VERSION = 1
@@ -200,31 +201,6 @@ def _thin_noops(pdf: pd.DataFrame) -> tuple[pd.DataFrame, list[int]]:
 
 def is_side_input(item) -> bool:
     return isinstance(item, MetadataEvent) and item.type in CLUSTER_SCOPED_SIDE_TYPES
-
-
-def interleave(records: list, side_inputs: list, clock_ms: int, release_all: bool
-               ) -> tuple[list, list]:
-    """Merge side inputs (registration requests, log-dir inventories) into the
-    log by event time: each goes before the first log record stamped later
-    than it. Spark reads the side files and the log independently (a side file
-    may arrive micro-batches before the records around it), so a side input
-    newer than everything the log has shown so far is held back (returned as
-    the second list) until the log catches up, or until the group times out.
-    """
-    side_inputs = sorted(side_inputs, key=lambda e: (e.timestamp_ms, e.source, e.position))
-    horizon = max([clock_ms] + [r.timestamp_ms for r in records if isinstance(r, MetadataEvent)])
-    ready = side_inputs if release_all else [e for e in side_inputs if e.timestamp_ms <= horizon]
-    held = [] if release_all else [e for e in side_inputs if e.timestamp_ms > horizon]
-    merged: list = []
-    i = 0
-    for r in records:
-        ts = r.timestamp_ms if isinstance(r, MetadataEvent) and r.offset >= 0 else None
-        while ts is not None and i < len(ready) and ready[i].timestamp_ms < ts:
-            merged.append(ready[i])
-            i += 1
-        merged.append(r)
-    merged.extend(ready[i:])
-    return merged, held
 
 
 def catalog_files(rules_dir: str | None = None) -> tuple[tuple[str, str], ...]:

@@ -48,6 +48,10 @@ def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit"
 
 
 def register_sources(spark) -> None:
+    from kraft_audit.spark.lines_source import LinesSource
+    from kraft_audit.spark.logdir_scan_source import LogDirScanSource
     from kraft_audit.spark.source import KraftLogSource
 
     spark.dataSource.register(KraftLogSource)
+    spark.dataSource.register(LinesSource)
+    spark.dataSource.register(LogDirScanSource)

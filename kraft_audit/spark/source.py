@@ -180,7 +180,6 @@ class Scan:
     next_offset: int
     chunks: list[tuple[int, int]]  # byte ranges of about split_bytes each
     eof: bool  # the walk reached the end of the file (or of its bound)
-    last_batch: int | None = None  # position of the last whole batch seen
     last_timestamp_ms: int | None = None
 
 
@@ -234,7 +233,7 @@ def scan_batches(path: Path, position: int, *, active: bool, budget: _Budget,
                         if not budget.allows(last_delta + 1, total):
                             break
                         budget.take(last_delta + 1, total)
-                        scan.last_batch, scan.last_timestamp_ms = pos, max_ts
+                        scan.last_timestamp_ms = max_ts
                         pos += total
                         scan.next_offset = max(scan.next_offset, last + 1)
                         if pos - chunk_start >= split_bytes:

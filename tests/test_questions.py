@@ -10,19 +10,20 @@ import sys
 import pytest
 from conftest import T0_MS
 
-from kraft_audit import query
+from kraft_audit import questions
 from kraft_audit.cli import query as query_cli
 from kraft_audit.cli.main import UsageError
 from kraft_audit.spark.sinks import DeltaSinks
 
 HOUR_MS = 3_600_000
+NEWEST_MS = T0_MS + 100_000  # the log's newest record, long before the wall clock's now
 
 
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory, output_rows) -> str:
     """A run in three micro-batches: partition 0 under min ISR 10..20, then all
     replicas lost and an unclean election at 40 (recovered at 45); partition 1
-    under min ISR since 30 and still open."""
+    under min ISR since 30 and still open; the newest record at 100."""
     rows = output_rows
     root = str(tmp_path_factory.mktemp("tables"))
     sinks = DeltaSinks(root, app_id="run-1")
@@ -54,14 +55,15 @@ def tables(tmp_path_factory, output_rows) -> str:
                 rows.violation(40, rule_id="unclean-election", severity="critical"),
                 rows.violation(40, rule_id="elr-not-subset-of-replicas"),
             ],
+            "gauges": [rows.gauges(bucket=0, last_offset=100, last_timestamp_ms=NEWEST_MS),
+                       rows.gauges(bucket=1, last_offset=90, last_timestamp_ms=NEWEST_MS - 10_000)],
         },
     )
     return root
 
 
-def test_under_min_isr_intervals_with_durations(tables):
-    now = T0_MS + 100_000
-    intervals = query.under_min_isr(tables, now_ms=now)
+def test_under_min_isr_intervals_with_durations_in_the_logs_time(tables):
+    intervals = questions.under_min_isr(tables)
 
     assert [
         (i["partition"], i["start_offset"], i["end_offset"], i["open"], i["duration_seconds"])
@@ -70,46 +72,66 @@ def test_under_min_isr_intervals_with_durations(tables):
 
 
 def test_under_min_isr_since_keeps_intervals_that_overlap_the_window(tables):
-    after_first_closed = T0_MS + 25_000
-    assert [i["partition"] for i in query.under_min_isr(tables, since_ms=after_first_closed)] == [1]
-    assert query.under_min_isr(tables, cluster="another-cluster") == []
+    after_first_closed = questions.Since(at_ms=T0_MS + 25_000)
+    assert [i["partition"] for i in questions.under_min_isr(tables, since=after_first_closed)] == [1]
+    # 85 s before the newest record (T0+15 s): the interval that closed at 20 s overlaps
+    assert [i["partition"] for i in questions.under_min_isr(tables, since=questions.parse_since("85s"))] \
+        == [1, 0]
+    assert [i["partition"] for i in questions.under_min_isr(tables, since=questions.parse_since("75s"))] \
+        == [1]
+    with pytest.raises(questions.UnknownName, match="no cluster 'another-cluster'"):
+        questions.under_min_isr(tables, cluster="another-cluster")
 
 
 def test_unclean_elections_show_the_elr_just_before(tables):
-    [election] = query.unclean_elections(tables)
+    [election] = questions.unclean_elections(tables)
 
     assert (election["partition"], election["offset"], election["leader"]) == (0, 40, 3)
     assert election["leader_before"] == -1
     assert election["isr_before"] == [] and election["elr_before"] == []
     assert election["last_known_elr_before"] == [1]
-    assert query.unclean_elections(tables, since_ms=T0_MS + 41_000) == []
+    assert questions.unclean_elections(tables, since=questions.Since(at_ms=T0_MS + 41_000)) == []
+    assert len(questions.unclean_elections(tables, since=questions.parse_since("60s"))) == 1
+    assert questions.unclean_elections(tables, since=questions.parse_since("59s")) == []
 
 
 def test_partition_at_an_offset(tables):
-    [at_12] = query.partition_at(tables, "orders", 0, at_offset=12)
+    [at_12] = questions.partition_at(tables, "orders", 0, at_offset=12)
     assert (at_12["offset"], at_12["isr"], at_12["elr"]) == (10, [1], [2, 3])
-    [latest] = query.partition_at(tables, "AAAAAAAAAAAAAAAAAAAAAQ", 0)  # by topic id
-    assert latest["offset"] == 45
-    assert query.partition_at(tables, "orders", 0, at_offset=4) == []
+    [latest] = questions.partition_at(tables, "AAAAAAAAAAAAAAAAAAAAAQ", 0)  # by topic id
+    assert (latest["offset"], latest["leader_recovery_state"]) == (45, "RECOVERED")
+    [recovering] = questions.partition_at(tables, "orders", 0, at_offset=42)
+    assert recovering["leader_recovery_state"] == "RECOVERING"
+    assert questions.partition_at(tables, "orders", 0, at_offset=4) == []  # not created yet
+    with pytest.raises(questions.UnknownName, match="no topic 'order'.*did you mean 'orders'"):
+        questions.partition_at(tables, "order", 0)
+    with pytest.raises(questions.UnknownName, match="has no partition 7 .it has 0..1"):
+        questions.partition_at(tables, "orders", 7)
 
 
 def test_violations_by_rule_and_since(tables):
-    assert [v["offset"] for v in query.violations(tables)] == [10, 40, 40]
-    assert [v["rule_id"] for v in query.violations(tables, rule="unclean-election")] == [
+    assert [v["offset"] for v in questions.violations(tables)] == [10, 40, 40]
+    assert [v["rule_id"] for v in questions.violations(tables, rule="unclean-election")] == [
         "unclean-election"
     ]
-    assert [v["offset"] for v in query.violations(tables, since_ms=T0_MS + 20_000)] == [40, 40]
-    assert [v["severity"] for v in query.violations(tables, severity="warning")] == ["warning"]
+    assert [v["offset"] for v in questions.violations(tables, since=questions.Since(at_ms=T0_MS + 20_000))] \
+        == [40, 40]
+    assert [v["offset"] for v in questions.violations(tables, since=questions.parse_since("1m"))] == [40, 40]
+    assert [v["severity"] for v in questions.violations(tables, severity="warning")] == ["warning"]
+    # a catalog rule that never fired is an empty answer; a name nobody knows is an error
+    assert questions.violations(tables, rule="kip704.field-range", known_rules={"kip704.field-range"}) == []
+    with pytest.raises(questions.UnknownName, match="no rule 'no.such.rule'"):
+        questions.violations(tables, rule="no.such.rule")
 
 
 def test_parse_since():
-    now = T0_MS
-    assert query.parse_since("7d", now) == now - 7 * 24 * HOUR_MS
-    assert query.parse_since("90s", now) == now - 90_000
-    assert query.parse_since("2025-11-21", now) == 1_763_683_200_000
-    assert query.parse_since("2025-11-21T01:00:00+01:00", now) == 1_763_683_200_000
+    newest = T0_MS
+    assert questions.parse_since("7d").cutoff(newest) == newest - 7 * 24 * HOUR_MS
+    assert questions.parse_since("90s").cutoff(newest) == newest - 90_000
+    assert questions.parse_since("2025-11-21").cutoff(newest) == 1_763_683_200_000
+    assert questions.parse_since("2025-11-21T01:00:00+01:00").cutoff(None) == 1_763_683_200_000
     with pytest.raises(ValueError, match="duration like 7d"):
-        query.parse_since("last week", now)
+        questions.parse_since("last week")
 
 
 def cli(*argv: str) -> int:
@@ -138,10 +160,16 @@ def test_cli_json_lines(tables, capsys):
 
 
 def test_cli_user_mistakes(tmp_path, tables):
-    with pytest.raises(UsageError, match="no Delta table 'violations'"):
+    with pytest.raises(UsageError, match="no Delta table '(violations|gauges)'"):
         cli(str(tmp_path), "violations")
     with pytest.raises(UsageError, match="duration like 7d"):
         cli(tables, "violations", "--since", "yesterday")
+    with pytest.raises(UsageError, match="no rule 'no.such.rule'"):
+        cli(tables, "violations", "--rule", "no.such.rule")
+    with pytest.raises(UsageError, match="no topic 'nope'"):
+        cli(tables, "partition", "--topic", "nope", "--partition", "0")
+    with pytest.raises(UsageError, match="no cluster 'elsewhere'"):
+        cli(tables, "under-min-isr", "--cluster", "elsewhere")
 
 
 @pytest.mark.parametrize(

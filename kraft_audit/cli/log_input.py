@@ -1,0 +1,86 @@
+"""Reading the PATH argument of `dump`, `describe` and `check`, and telling
+the user when nothing in it could be used."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from kraft_audit.cli.main import UsageError
+from kraft_audit.codec.batches import HEADER_SIZE, MAGIC
+from kraft_audit.codec.dumplog import parse_dump_log
+from kraft_audit.codec.logdir import (
+    list_segments,
+    list_snapshots,
+    read_file_events,
+    read_log_dir,
+    read_meta_properties,
+)
+from kraft_audit.events import MetadataEvent, Quarantined
+
+
+class Tally:
+    """Counts what a reader yields, so a command can refuse an input with no
+    usable record instead of printing an empty answer."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self.records = 0
+        self.quarantined = 0
+        self.first_reason: str | None = None
+        self.first_offset: int | None = None
+        self.last_offset: int | None = None
+
+    def count(self, items: Iterable[MetadataEvent | Quarantined]) -> Iterator[MetadataEvent | Quarantined]:
+        for item in items:
+            if isinstance(item, Quarantined):
+                self.quarantined += 1
+                if self.first_reason is None:
+                    self.first_reason = f"{item.source} position {item.position}: {item.reason}"
+            else:
+                self.records += 1
+                if self.first_offset is None:
+                    self.first_offset = item.offset
+                self.last_offset = item.offset
+            yield item
+
+    def require_records(self) -> None:
+        """UsageError unless at least one record was read."""
+        if self.records:
+            return
+        if self.quarantined:
+            raise UsageError(f"no usable record in {self.path}: {self.quarantined} unreadable "
+                             f"part(s) quarantined (first: {self.first_reason})")
+        raise UsageError(f"{self.path} holds no metadata record")
+
+
+def read_path(
+    path: Path, cluster_id: str | None, start: str
+) -> Iterator[MetadataEvent | Quarantined]:
+    """Events of whatever PATH is; UsageError when it cannot be read at all."""
+    if not path.exists():
+        raise UsageError(f"{path} does not exist")
+    if path.is_dir():
+        if not list_segments(path) and not list_snapshots(path):
+            raise UsageError(
+                f"{path} holds no metadata log segments (*.log) or snapshots (*.checkpoint)"
+            )
+        return read_log_dir(path, cluster_id, start)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    if cluster_id is None:
+        cluster_id = read_meta_properties(path.parent).get("cluster.id", "")
+    if _looks_binary(data):
+        return read_file_events(path, cluster_id, data)
+    return parse_dump_log(
+        data.decode("utf-8", errors="replace").splitlines(), cluster_id, path.name
+    )
+
+
+def _looks_binary(data: bytes) -> bool:
+    """A segment or snapshot (even a damaged one), not kafka-dump-log text,
+    whatever the file is called: text never holds NUL bytes, and a batch's
+    base offset starts with several."""
+    return (len(data) >= HEADER_SIZE and data[16] == MAGIC) or b"\0" in data[:4096]

@@ -1,0 +1,263 @@
+"""Kafka's own views of a metadata log next to kraft-audit's, compared field by field.
+
+- kafka-dump-log --cluster-metadata-decoder vs `kraft-audit dump`, record by record;
+- kafka-topics --describe and the metadata shell vs `kraft-audit describe`, partition by
+  partition;
+- `kraft-audit check` for the findings on a real log.
+
+Every comparison returns a list of differences (empty = agree), each a readable line.
+Kafka's text is parsed here on its own, not with the project's dump-log reader, so a
+shared misreading cannot hide.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from kraft_audit.realkafka.cluster import KafkaCluster, uses_log4j2
+
+# --------------------------------------------------------------------------- dump-log
+
+
+def dump_log_class(version: str) -> str:
+    """DumpLogSegments moved from core (Scala) to tools (Java) in Kafka 4."""
+    return ("org.apache.kafka.tools.DumpLogSegments" if uses_log4j2(version)
+            else "kafka.tools.DumpLogSegments")
+
+
+def metadata_files(log_dir: Path) -> list[Path]:
+    """Segments and snapshots of a __cluster_metadata-0 dir, in name order."""
+    return sorted([*log_dir.glob("*.log"), *log_dir.glob("*.checkpoint")])
+
+
+_RECORD = re.compile(r"^\| offset: (\d+) CreateTime: (-?\d+) .*?(?:payload: (\{.*\})|"
+                     r" (LeaderChange|SnapshotHeader|SnapshotFooter|KRaftVersion|KRaftVoters):? "
+                     r"(\{.*\})|controlType: ([A-Z_]+)\(\d+\))\s*$")
+_BATCH = re.compile(r"^baseOffset: (\d+) lastOffset: (\d+) .*isControl: (true|false)")
+_CONTROL_TYPES = {"LeaderChange": "LEADER_CHANGE", "SnapshotHeader": "SNAPSHOT_HEADER",
+                  "SnapshotFooter": "SNAPSHOT_FOOTER", "KRaftVersion": "KRAFT_VERSION",
+                  "KRaftVoters": "KRAFT_VOTERS"}
+
+
+def parse_kafka_dump(text: str) -> dict[str, list[dict]]:
+    """kafka-dump-log output -> {file name: [record]}; a record has offset, timestamp,
+    batch_base, batch_last, type, and version + data (None when Kafka printed only the
+    control type, as 3.x does for LeaderChange)."""
+    out: dict[str, list[dict]] = {}
+    records: list[dict] = []
+    batch = (-1, -1)
+    for line in text.splitlines():
+        if line.startswith("Dumping "):
+            records = out.setdefault(Path(line[len("Dumping "):].strip()).name, [])
+            continue
+        m = _BATCH.match(line)
+        if m:
+            batch = (int(m.group(1)), int(m.group(2)))
+            continue
+        m = _RECORD.match(line)
+        if not m:
+            if line.startswith("|"):
+                raise ValueError(f"unparsed kafka-dump-log record line: {line[:300]}")
+            continue
+        record = {"offset": int(m.group(1)), "timestamp": int(m.group(2)),
+                  "batch_base": batch[0], "batch_last": batch[1]}
+        if m.group(3):
+            payload = json.loads(m.group(3))
+            record.update(type=payload["type"], version=payload["version"], data=payload["data"])
+        elif m.group(4):
+            body = json.loads(m.group(5))
+            record.update(type=_CONTROL_TYPES[m.group(4)], version=body.get("version"), data=body)
+        else:
+            record.update(type=m.group(6), version=None, data=None)
+        records.append(record)
+    return out
+
+
+def kraft_audit_dump(path: Path) -> list[dict]:
+    """`kraft-audit dump PATH` as records shaped like parse_kafka_dump's."""
+    text = _cli("dump", str(path))
+    return [{"offset": r["offset"], "timestamp": r["timestampMs"],
+             "batch_base": r["batchBaseOffset"], "batch_last": r["batchLastOffset"],
+             "type": r["type"], "version": r["version"], "data": r["data"]}
+            for r in map(json.loads, text.splitlines()) if r]
+
+
+def compare_dump(cluster: KafkaCluster, log_dir: Path | None = None) -> tuple[int, list[str]]:
+    """Every segment and snapshot of the controller's metadata log, through both tools.
+    Returns (records compared, differences). The files are copied first so both read the
+    same bytes while the controller keeps appending."""
+    source = log_dir or cluster.metadata_log_dir
+    copy = _copy_files(source, cluster.workdir / "oracle-dump", metadata_files(source))
+    files = metadata_files(copy)
+    kafka = parse_kafka_dump(cluster.tools.run(dump_log_class(cluster.version),
+                                               "--cluster-metadata-decoder", "--files",
+                                               ",".join(map(str, files))))
+    compared, diffs = 0, []
+    for f in files:
+        theirs, ours = kafka.get(f.name, []), kraft_audit_dump(f)
+        if not theirs:
+            diffs.append(f"{f.name}: kafka-dump-log printed no record")
+        ours_by_offset = {r["offset"]: r for r in ours}
+        if len(ours) != len(theirs):
+            diffs.append(f"{f.name}: kafka-dump-log has {len(theirs)} records, "
+                         f"kraft-audit dump {len(ours)}")
+        for t in theirs:
+            compared += 1
+            o = ours_by_offset.get(t["offset"])
+            if o is None:
+                diffs.append(f"{f.name} offset {t['offset']}: missing from kraft-audit dump")
+                continue
+            for key in ("type", "version", "data", "timestamp", "batch_base", "batch_last"):
+                if t[key] is None:  # Kafka printed the control type only
+                    continue
+                if t[key] != o[key]:
+                    diffs.append(f"{f.name} offset {t['offset']} {key}: kafka {t[key]!r} "
+                                 f"!= kraft-audit {o[key]!r}")
+    return compared, diffs
+
+
+# --------------------------------------------------------------------------- describe
+
+_REGISTRATION = re.compile(r"PartitionRegistration\((.*)\)")
+
+
+def parse_shell_partitions(text: str) -> dict[tuple[str, int], dict]:
+    """`tree /image/topics/byName` of the metadata shell -> {(topic, partition): fields}."""
+    out: dict[tuple[str, int], dict] = {}
+    topic, partition = None, None
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        item = line.strip()
+        if indent == 0 and item.endswith(":"):
+            topic = item[:-1]
+        elif indent == 2 and item.endswith(":"):
+            partition = int(item[:-1]) if item[:-1].isdigit() else None
+        elif indent == 4 and partition is not None:
+            m = _REGISTRATION.search(item)
+            if m:
+                out[(topic, partition)] = _registration_fields(m.group(1))
+    return out
+
+
+def _registration_fields(body: str) -> dict:
+    fields = {}
+    for key, value in re.findall(r"(\w+)=(\[[^\]]*\]|[^,]+)", body):
+        if value.startswith("["):
+            inner = value[1:-1].strip()
+            fields[key] = [int(v) for v in inner.split(",")] if inner and key != "directories" \
+                else ([] if not inner else inner.split(", "))
+        elif value.lstrip("-").isdigit():
+            fields[key] = int(value)
+        else:
+            fields[key] = value
+    return fields
+
+
+def kraft_audit_describe(path: Path, cluster_id: str) -> dict[tuple[str, int], dict]:
+    rows = map(json.loads, _cli("describe", "--json", "--cluster-id", cluster_id,
+                                str(path)).splitlines())
+    return {(r["topic"], r["partition"]): r for r in rows}
+
+
+def snapshot_of_log(cluster: KafkaCluster, name: str) -> Path:
+    """A copy of the controller's segments as they are now (the metadata shell and
+    kraft-audit then read the very same bytes)."""
+    source = cluster.metadata_log_dir
+    segments = sorted(source.glob("*.log"))
+    return _copy_files(source, cluster.workdir / "oracle-describe" / name, segments)
+
+
+def compare_describe(cluster: KafkaCluster, name: str) -> tuple[list[dict], list[str], dict]:
+    """kafka-topics --describe (live) and the metadata shell (on a copy of the log) vs
+    kraft-audit describe on that copy, every partition; and `kraft-audit check` on the copy.
+    The four run side by side; the comparison is retried while the cluster still moves.
+    Returns (kafka-topics rows, differences, check report)."""
+    diffs: list[str] = []
+    for _attempt in range(3):
+        copy = snapshot_of_log(cluster, name)
+        segment = sorted(copy.glob("*.log"))
+        if len(segment) != 1:
+            return [], [f"expected one metadata segment, found {len(segment)}"], {}
+        with ThreadPoolExecutor(4) as pool:
+            topics = pool.submit(cluster.tools.describe_topics)
+            shell = pool.submit(cluster.tools.run, "org.apache.kafka.shell.MetadataShell",
+                                "--snapshot", str(segment[0]), "tree", "/image/topics/byName")
+            ours = pool.submit(kraft_audit_describe, copy, cluster.cluster_id)
+            report = pool.submit(kraft_audit_check, copy, cluster.cluster_id)
+            rows = topics.result()
+            diffs = _describe_diffs(rows, parse_shell_partitions(shell.result()), ours.result())
+            if not diffs:
+                return rows, [], report.result()
+    return rows, diffs, report.result()
+
+
+_TOPICS_FIELDS = ("leader", "replicas", "isr", "elr", "last_known_elr", "adding_replicas",
+                  "removing_replicas")
+_SHELL_FIELDS = {"leader": "leader", "replicas": "replicas", "isr": "isr", "elr": "elr",
+                 "last_known_elr": "lastKnownElr", "adding_replicas": "addingReplicas",
+                 "removing_replicas": "removingReplicas",
+                 "leader_recovery_state": "leaderRecoveryState",
+                 "leader_epoch": "leaderEpoch", "partition_epoch": "partitionEpoch"}
+
+
+def _describe_diffs(topics: list[dict], shell: dict, ours: dict) -> list[str]:
+    diffs = []
+    theirs = {(r["topic"], r["partition"]): r for r in topics}
+    for key in sorted(set(theirs) | set(shell) | set(ours)):
+        o = ours.get(key)
+        if o is None:
+            diffs.append(f"{key}: not in kraft-audit describe")
+            continue
+        t = theirs.get(key)
+        if t is None:
+            diffs.append(f"{key}: not in kafka-topics --describe")
+        else:
+            for f in _TOPICS_FIELDS:
+                if t[f] is not None and t[f] != o[f]:  # None: the version prints no such field
+                    diffs.append(f"{key} {f}: kafka-topics {t[f]} != kraft-audit {o[f]}")
+        s = shell.get(key)
+        if s is None:
+            diffs.append(f"{key}: not in the metadata shell")
+        else:
+            for f, sf in _SHELL_FIELDS.items():
+                if sf in s and s[sf] != o[f]:
+                    diffs.append(f"{key} {f}: metadata shell {s[sf]} != kraft-audit {o[f]}")
+    return diffs
+
+
+# --------------------------------------------------------------------------- findings
+
+def kraft_audit_check(log_dir: Path, cluster_id: str) -> dict:
+    """`kraft-audit check --json` on the controller's log (a copy, so it holds still)."""
+    result = subprocess.run([sys.executable, "-m", "kraft_audit.cli.main", "check", "--json",
+                             "--cluster-id", cluster_id, str(log_dir)],
+                            capture_output=True, text=True, timeout=300)
+    if result.returncode not in (0, 1):  # 1 = a rule fired
+        raise RuntimeError(f"kraft-audit check failed ({result.returncode}): {result.stderr}")
+    return json.loads(result.stdout)
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _cli(*args: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "kraft_audit.cli.main", *args],
+                            capture_output=True, text=True, timeout=300)
+    if result.returncode != 0:
+        raise RuntimeError(f"kraft-audit {' '.join(args)} failed ({result.returncode}): "
+                           f"{result.stderr[-2000:]}")
+    return result.stdout
+
+
+def _copy_files(source: Path, target: Path, files: list[Path]) -> Path:
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for f in files:
+        shutil.copyfile(f, target / f.name)
+    return target

@@ -1,0 +1,70 @@
+"""Real servers for the tests (Prometheus, Alertmanager, Spark standalone):
+free loopback ports, polling with a deadline, and processes that are always
+stopped, with everything they started."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what: str, probe, timeout: float = 30.0, interval: float = 0.25):
+    """Poll `probe` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            found = probe()
+        except OSError:  # not listening yet
+            found = None
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)
+
+
+class Service:
+    """A process in its own process group (so a stop also ends its children,
+    e.g. a Spark worker's executor JVMs), its output in a log file."""
+
+    def __init__(self, args: list[str], log: Path, env: dict | None = None, cwd=None):
+        self.log = log
+        self._out = log.open("w")
+        self.process = subprocess.Popen([str(a) for a in args], stdout=self._out,
+                                        stderr=subprocess.STDOUT, env=env, cwd=cwd,
+                                        start_new_session=True)
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        try:
+            os.killpg(self.process.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM to the group, SIGKILL if it lingers."""
+        if self.running:
+            self.kill(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill(signal.SIGKILL)  # whatever of the group is left
+        self.process.wait()
+        self._out.close()
+
+    def tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])

@@ -1,0 +1,204 @@
+"""Alerts end to end: a controller bug injected into a metadata log that the
+real streaming job tails → /metrics → a real Prometheus evaluating
+deploy/prometheus/alerts.yml → Debian's prometheus-alertmanager routing with
+deploy/prometheus/alertmanager.yml → the pager's webhook (a tiny HTTP server
+here). Only the timings of the shipped configs are shortened, and the
+receivers' URLs pointed at the local webhook."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import urllib.parse
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kraft_audit.codec.logdir import METADATA_DIR, read_log_dir
+from kraft_audit.config import load_config
+from kraft_audit.events import MetadataEvent
+from kraft_audit.questions import read_table
+from kraft_audit.sim.runner import simulate
+from kraft_audit.sim.scenario import load_scenario
+from kraft_audit.spark.job import AuditJob
+from services import Service, free_port, wait_for
+
+pytestmark = pytest.mark.spark
+
+PROMETHEUS_DIR = Path(__file__).resolve().parents[1] / "deploy" / "prometheus"
+FAULT = ("leader-not-in-isr", 2)  # a replica outside the ISR elected: a critical rule
+# the violations alert: page for a critical finding, ticket for an error, nothing for a warning
+SEVERITY_ROUTE = {"critical": "page", "error": "ticket"}
+# the alerts without a `for:` delay: the others wait minutes by design
+IMMEDIATE = {r["alert"]
+             for g in yaml.safe_load((PROMETHEUS_DIR / "alerts.yml").read_text())["groups"]
+             for r in g["rules"] if "for" not in r}
+
+
+def binary(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(f"{name} is needed: apt-get install -y prometheus prometheus-alertmanager "
+                    "(Debian), or `make prometheus`")
+    return path
+
+
+class Webhook:
+    """Records every notification Alertmanager posts, by URL path (receiver)."""
+
+    def __init__(self):
+        self.received: list[tuple[str, dict]] = []
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                hook.received.append((self.path.strip("/"), json.loads(body)))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def firing(self) -> set[tuple]:
+        """(receiver, alertname, cluster, rule, severity) of every firing alert received."""
+        return {(receiver, a["labels"]["alertname"], a["labels"].get("cluster"),
+                 a["labels"].get("rule"), a["labels"]["severity"])
+                for receiver, note in self.received for a in note["alerts"]
+                if a["status"] == "firing"}
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def alertmanager(root: Path, webhook: Webhook) -> tuple[Service, int]:
+    config = yaml.safe_load((PROMETHEUS_DIR / "alertmanager.yml").read_text())
+    # seconds instead of minutes; every receiver posts to the local webhook under its name
+    config["route"].update(group_wait="1s", group_interval="1s")
+    for receiver in config["receivers"]:
+        receiver["webhook_configs"] = [{"url": f"{webhook.url}/{receiver['name']}"}]
+    (root / "alertmanager.yml").write_text(yaml.safe_dump(config))
+    port = free_port()
+    service = Service([binary("prometheus-alertmanager"),
+                       f"--config.file={root / 'alertmanager.yml'}",
+                       f"--storage.path={root / 'alertmanager-data'}",
+                       f"--web.listen-address=127.0.0.1:{port}",
+                       "--cluster.listen-address=",  # no HA gossip (it would bind a fixed port)
+                       "--log.level=warn"], root / "alertmanager.log")
+    return service, port
+
+
+def prometheus(root: Path, metrics_port: int, alertmanager_port: int) -> tuple[Service, str]:
+    config = yaml.safe_load((PROMETHEUS_DIR / "prometheus.yml").read_text())
+    config["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
+    config["rule_files"] = [str(PROMETHEUS_DIR / "alerts.yml")]
+    [job] = config["scrape_configs"]
+    job["static_configs"] = [{"targets": [f"127.0.0.1:{metrics_port}"]}]
+    [am] = config["alerting"]["alertmanagers"]
+    am["static_configs"] = [{"targets": [f"127.0.0.1:{alertmanager_port}"]}]
+    (root / "prometheus.yml").write_text(yaml.safe_dump(config))
+    port = free_port()
+    service = Service([binary("prometheus"), f"--config.file={root / 'prometheus.yml'}",
+                       f"--storage.tsdb.path={root / 'prometheus-data'}",
+                       f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+                      root / "prometheus.log")
+    return service, f"http://127.0.0.1:{port}"
+
+
+def ready(base: str) -> bool:
+    with urllib.request.urlopen(base + "/-/ready", timeout=2) as response:
+        return response.status == 200
+
+
+def instant(base: str, promql: str) -> list[dict]:
+    url = f"{base}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.load(response)["data"]["result"]
+
+
+def test_an_injected_controller_bug_reaches_the_pager_with_its_labels(spark, tmp_path):
+    # The log as the controller wrote it, then split before the faulty batch:
+    # the job first tails the clean part, the rest arrives while it runs.
+    staged = tmp_path / "staged"
+    result = simulate(load_scenario("unclean-shutdown-elr"), staged, seed=3, faults=[FAULT])
+    [fault] = result.faults
+    [segment] = (staged / METADATA_DIR).glob("*.log")
+    cut = next(e.position for e in read_log_dir(staged)
+               if isinstance(e, MetadataEvent) and e.offset == fault["offset"])
+    data = segment.read_bytes()
+    live = tmp_path / "live"
+    (live / METADATA_DIR).mkdir(parents=True)
+    for name in ("meta.properties", "bootstrap.checkpoint"):
+        shutil.copy(staged / name, live / name)
+    live_segment = live / METADATA_DIR / segment.name
+    live_segment.write_bytes(data[:cut])
+
+    cfg = load_config(None, {"sources.log_dirs": str(live), "checkpoint": str(tmp_path / "ck"),
+                             "tables": str(tmp_path / "tables"), "audit.buckets": 2,
+                             "trigger.interval": "1 second", "metrics.port": 0}, environ={})
+    webhook = Webhook()
+    services: list[Service] = []
+    job = None
+    try:
+        am, am_port = alertmanager(tmp_path, webhook)
+        services.append(am)
+        job = AuditJob(cfg, spark=spark)
+        job.start(available_now=False)
+        prom, base = prometheus(tmp_path, job.metrics_port, am_port)
+        services.append(prom)
+        wait_for("Prometheus and Alertmanager", lambda: ready(base)
+                 and ready(f"http://127.0.0.1:{am_port}"), timeout=60)
+
+        # Prometheus holds the rule's series at 0 before the bug is in the log
+        rule = f'kraft_audit_violations_total{{rule="{fault["rule_id"]}"}}'
+        wait_for("a scrape of the clean log", lambda: instant(base, rule), timeout=180)
+        assert [float(s["value"][1]) for s in instant(base, rule)] == [0.0]
+
+        with live_segment.open("ab") as f:
+            f.write(data[cut:])  # the controller writes the faulty batch and the rest
+
+        def caught_up():
+            p = job.writer.last_progress
+            return p and max((c["max_offset"] or -1) for c in p["clusters"]) >= result.last_offset
+
+        wait_for("the job to audit the whole log", caught_up, timeout=180)
+        violations = read_table(cfg["tables"], "violations").to_pylist()
+        unclean = sum(g["unclean_elections_total"] for g in read_table(cfg["tables"], "gauges")
+                      .to_pylist())
+        # (receiver, alert, cluster, rule, severity) the tables call for
+        expected = {(SEVERITY_ROUTE[v["severity"]], "KraftAuditViolation", v["cluster_id"],
+                     v["rule_id"], SEVERITY_ROUTE[v["severity"]])
+                    for v in violations if v["severity"] in SEVERITY_ROUTE}
+        if unclean:
+            expected.add(("page", "KraftUncleanLeaderElection", result.cluster_id, None, "page"))
+        wanted = ("page", "KraftAuditViolation", result.cluster_id, fault["rule_id"], "page")
+        assert wanted in expected
+        wait_for("the alerts at the webhook", lambda: webhook.firing() >= expected, timeout=120)
+    finally:
+        if job is not None:
+            if job.query is not None:
+                job.query.stop()
+            job.metrics.stop_servers()
+        for service in reversed(services):
+            service.stop()
+        webhook.close()
+
+    assert not any(v["offset"] < fault["offset"] for v in violations), "the clean part broke rules"
+    got = webhook.firing()
+    assert {a for a in got if a[1] in IMMEDIATE} == expected
+    # the critical finding paged, and only the pager got it
+    assert [a for a in got if a[3] == fault["rule_id"]] == [wanted]
+    note = next(n for r, n in webhook.received if r == "page"
+                and any(a["labels"].get("rule") == fault["rule_id"] for a in n["alerts"]))
+    [alert] = [a for a in note["alerts"] if a["labels"].get("rule") == fault["rule_id"]]
+    assert alert["annotations"]["summary"] == \
+        f"Rule {fault['rule_id']} broken in cluster {result.cluster_id}"

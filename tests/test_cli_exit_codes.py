@@ -1,0 +1,122 @@
+"""Exit codes a script can trust (README, "Exit codes"): 0 done, 1 findings,
+2 usage or input error (with a message on stderr), 3 the work failed. Every
+command, through the real `kraft-audit` entry point."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from kraft_audit.cli.main import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, main
+
+
+@pytest.fixture(scope="module")
+def garbage(tmp_path_factory):
+    """One random binary file and one file of text that is no kafka-dump-log output."""
+    root = tmp_path_factory.mktemp("garbage")
+    (root / "random.bin").write_bytes(random.Random(7).randbytes(4096))
+    (root / "words.txt").write_text("not\na metadata log\n")
+    (root / "empty.txt").write_text("")
+    (root / "empty-dir").mkdir()
+    return root
+
+
+@pytest.fixture(scope="module")
+def clean_log(simulated_log):
+    return simulated_log("rolling-restart", seed=2)
+
+
+@pytest.fixture(scope="module")
+def faulty_log(simulated_log):
+    return simulated_log("unclean-shutdown-elr", seed=1, faults=[("leader-not-in-isr", 2)])
+
+
+def exit_code(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("command", ["dump", "describe", "check"])
+@pytest.mark.parametrize("name, reason", [
+    ("random.bin", "no usable record in .*random.bin: 1 unreadable part"),
+    ("words.txt", "no usable record in .*words.txt"),
+    ("empty.txt", "empty.txt holds no metadata record"),
+    ("empty-dir", "holds no metadata log segments"),
+    ("missing", "missing does not exist"),
+])
+def test_an_input_with_nothing_usable_is_an_input_error(capsys, garbage, command, name, reason):
+    code, out, err = exit_code(capsys, command, garbage / name)
+    assert code == EXIT_USAGE
+    assert out == ""  # no empty report a script could take for a clean bill of health
+    message = err.splitlines()[-1]  # after any "quarantined: ..." lines
+    assert message.startswith(f"kraft-audit {command}: ")
+    assert re.search(reason, message), err
+
+
+def test_check_exit_codes_tell_findings_from_none(capsys, clean_log, faulty_log):
+    assert exit_code(capsys, "check", clean_log)[0] == EXIT_OK
+    code, out, _ = exit_code(capsys, "check", faulty_log)
+    assert code == EXIT_FINDINGS and "kip704.unclean-election-sets-recovering" in out
+
+
+def test_dump_and_describe_name_what_does_not_exist(capsys, clean_log):
+    assert exit_code(capsys, "dump", clean_log, "--offsets", "0:3")[0] == EXIT_OK
+    code, _, err = exit_code(capsys, "dump", clean_log, "--offsets", "900000:")
+    assert code == EXIT_USAGE and "no record in offsets 900000:" in err
+    assert exit_code(capsys, "describe", clean_log)[0] == EXIT_OK
+    code, _, err = exit_code(capsys, "describe", clean_log, "--topic", "no-such-topic")
+    assert code == EXIT_USAGE and "'no-such-topic' does not exist" in err
+
+
+def test_simulate_exit_codes(capsys, tmp_path, clean_log):
+    code, _, err = exit_code(capsys, "simulate", "--scenario", "no-such-scenario", "--out", tmp_path / "a")
+    assert code == EXIT_USAGE and "no-such-scenario" in err
+    code, _, err = exit_code(capsys, "simulate", "--scenario", "rolling-restart", "--out", clean_log)
+    assert code == EXIT_USAGE and "not an empty directory" in err
+    code, _, err = exit_code(capsys, "simulate", "--scenario", "chaos", "--out", tmp_path / "c",
+                             "--faults", "no-such-fault")
+    assert code == EXIT_USAGE and "unknown fault" in err
+    # a bug with no chance to fire: the log is written, the summary and stderr say so
+    code, out, err = exit_code(capsys, "simulate", "--scenario", "reassignment", "--seed", "3",
+                               "--out", tmp_path / "b", "--faults", "wrong-elr")
+    assert code == EXIT_OK and "never found a chance to fire: wrong-elr" in err
+    assert '"faults_unfired": [\n  "wrong-elr"' in out
+
+
+def test_run_once_on_an_empty_or_missing_log_dir_is_an_input_error(capsys, tmp_path, garbage):
+    # refused before Spark starts
+    common = ["--checkpoint", tmp_path / "ck", "--tables", tmp_path / "tables", "--no-metrics"]
+    code, _, err = exit_code(capsys, "run", "--once", "--log-dir", garbage / "empty-dir", *common)
+    assert code == EXIT_USAGE and "nothing to audit" in err
+    code, _, err = exit_code(capsys, "run", "--once", "--log-dir", tmp_path / "missing", *common)
+    assert code == EXIT_USAGE and "does not exist" in err
+    assert not (tmp_path / "ck").exists() and not (tmp_path / "tables").exists()
+
+
+def test_demo_refuses_a_workdir_it_did_not_make(capsys, tmp_path):
+    (tmp_path / "precious.txt").write_text("keep me")
+    code, _, err = exit_code(capsys, "demo", "--workdir", tmp_path)
+    assert code == EXIT_USAGE and "is not a demo workdir" in err
+    assert (tmp_path / "precious.txt").exists()
+
+
+def test_argparse_mistakes_exit_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["check"])
+    assert exc.value.code == EXIT_USAGE
+
+
+@pytest.mark.spark
+def test_a_first_run_once_that_applies_nothing_is_an_input_error(spark, capsys, tmp_path):
+    """The streaming job runs over a segment of garbage, applies nothing, and `run` says so."""
+    log_dir = tmp_path / "__cluster_metadata-0"
+    log_dir.mkdir()
+    (log_dir / "00000000000000000000.log").write_bytes(random.Random(3).randbytes(2048))
+    argv = ["run", "--once", "--log-dir", log_dir, "--checkpoint", tmp_path / "ck",
+            "--tables", tmp_path / "tables", "--no-metrics", "--set", "audit.buckets=1"]
+    code, _, err = exit_code(capsys, *argv)
+    assert code == EXIT_USAGE
+    assert "no usable record in the inputs: nothing applied" in err.splitlines()[-1]

@@ -1,0 +1,298 @@
+"""kraft-audit against a real KRaft cluster: Kafka 4.3.1 (ELR on by default) and 3.9.2 (no
+ELR; KIP-704 recovery only), one controller and four brokers per version, the fault
+scenarios of issue 8 run in sequence on it with acks=all traffic flowing throughout.
+
+After every scenario Kafka's own views (kafka-topics --describe, the metadata shell) are
+compared with `kraft-audit describe` for every partition, and `kraft-audit check` must find
+nothing; at the end kafka-dump-log is compared with `kraft-audit dump` record by record
+and the controller's JMX counters with the auditor's. Waiting uses the auditor's replay of
+the live log (cheap); every assertion about what the cluster did uses Kafka's own output.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from kraft_audit.realkafka import KafkaCluster, ToolError, wait_until
+from kraft_audit.realkafka import oracles
+from kraft_audit.realkafka.jmx import CONTROLLER_METRICS, read_metrics
+
+pytestmark = pytest.mark.kafka
+
+MIN_ISR = {"min.insync.replicas": "2"}
+
+
+class Story:
+    """One running cluster and the helpers the scenarios share."""
+
+    def __init__(self, cluster: KafkaCluster):
+        self.cluster = cluster
+        self.elr = cluster.version.startswith("4.")  # ELR is on by default from 4.1
+
+    # --- waiting on the live log (the auditor's replay)
+    def state(self):
+        from kraft_audit.cli.describe import replay
+
+        return replay(self.cluster.metadata_log_dir, self.cluster.cluster_id, None)
+
+    def partition(self, state, topic: str, index: int = 0):
+        return state.partitions[(state.topic_ids[topic], index)]
+
+    def wait_partition(self, topic: str, what: str, check, index: int = 0, timeout: float = 60):
+        return wait_until(f"{topic}-{index}: {what}",
+                          lambda: check(self.partition(self.state(), topic, index)), timeout)
+
+    def wait_fenced(self, broker_id: int, fenced: bool = True, timeout: float = 60) -> None:
+        def done():
+            broker = self.state().brokers.get(broker_id)
+            return broker is not None and broker.fenced == fenced
+        wait_until(f"broker {broker_id} {'fenced' if fenced else 'unfenced'}", done, timeout)
+
+    def wait_all_in_sync(self, timeout: float = 90) -> None:
+        def done():
+            s = self.state()
+            return all(set(p.isr) == set(p.replicas) and p.leader >= 0
+                       and not p.adding_replicas and not p.removing_replicas
+                       for key, p in s.partitions.items() if key[0] in s.topics)
+        wait_until("every partition fully in sync", done, timeout)
+
+    # --- Kafka's views vs the auditor's
+    def oracles(self, name: str) -> dict[tuple[str, int], dict]:
+        """Every partition agrees across kafka-topics, the metadata shell and kraft-audit
+        describe, and kraft-audit check finds nothing. Returns kafka-topics' rows."""
+        rows, diffs, report = oracles.compare_describe(self.cluster, name)
+        assert diffs == [], f"{name}: Kafka and kraft-audit disagree:\n" + "\n".join(diffs)
+        assert report["findings"] == [], f"{name}: findings on real Kafka: {report['findings']}"
+        return {(r["topic"], r["partition"]): r for r in rows}
+
+
+@pytest.fixture(scope="module", params=["4.3.1", "3.9.2"])
+def story(request):
+    version = request.param
+    # its own temp dir, not pytest's: other pytest sessions on the machine prune those, and
+    # the logs of a failed run must stay (removed only when every test here passed)
+    workdir = Path(tempfile.mkdtemp(prefix=f"kraft-audit-kafka-{version}-"))
+    failed_before = request.session.testsfailed
+    cluster = KafkaCluster(
+        version, workdir, brokers=4,
+        # snapshots during the run, so kafka-dump-log and the auditor also read .checkpoints
+        controller_config={"metadata.log.max.snapshot.interval.ms": "30000"})
+    producer = None
+    try:
+        cluster.start()
+        story = Story(cluster)
+        tools = cluster.tools
+        tools.create_topic("orders", partitions=3, replication_factor=3, configs=MIN_ISR)
+        for name in ("elr", "unclean", "moving"):
+            tools.create_topic(name, assignment=[[1, 2, 3]], configs=MIN_ISR)
+        tools.produce("elr", 2000)
+        tools.produce("unclean", 2000)
+        producer = tools.start_producer("orders", per_second=200)
+        story.producer = producer
+        yield story
+    finally:
+        if producer is not None and producer.poll() is None:
+            os.killpg(producer.pid, signal.SIGKILL)
+            producer.wait(30)
+        cluster.close()
+        if request.session.testsfailed == failed_before:
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            print(f"\nKafka {version} logs and log dirs kept in {workdir}")
+
+
+def test_01_cluster_with_traffic(story):
+    rows = story.oracles("start")
+    assert len(rows) == 6
+    assert all(r["isr"] == r["replicas"] for r in rows.values())
+    # 4.3.1 prints Elr/LastKnownElr (empty); 3.9.2's kafka-topics has no such columns
+    assert all((r["elr"] == []) if story.elr else (r["elr"] is None) for r in rows.values())
+
+
+def test_02_controlled_shutdown_and_restart(story):
+    broker = story.cluster.broker(1)
+    broker.stop()
+    story.wait_fenced(1)
+    rows = story.oracles("controlled-shutdown")
+    assert all(1 not in r["isr"] and r["leader"] != 1 for r in rows.values())
+    broker.start()
+    story.wait_all_in_sync()
+
+
+def test_03_kill_and_restart(story):
+    broker = story.cluster.broker(2)
+    broker.kill()
+    story.wait_fenced(2)
+    rows = story.oracles("killed")
+    assert all(2 not in r["isr"] for r in rows.values())
+    broker.start()
+    story.wait_all_in_sync()
+
+
+def test_04_paused_until_fenced_then_resumed(story):
+    broker = story.cluster.broker(3)
+    broker.pause()
+    try:
+        story.wait_fenced(3)
+        rows = story.oracles("paused-fenced")
+        assert all(3 not in r["isr"] and r["leader"] != 3 for r in rows.values())
+    finally:
+        broker.resume()
+    story.wait_fenced(3, fenced=False)
+    story.wait_all_in_sync()
+
+
+def test_05_last_isr_member_lost_and_election_from_elr(story):
+    """elr-0 on [1,2,3], min ISR 2: 2 and 3 stop cleanly, then 1 (the last ISR member) is
+    killed. With ELR (4.3.1) the ISR empties into the ELR, LastKnownElr holds the last
+    leader, and clean 3 is elected from the ELR on its return; 1 comes back unclean and
+    leaves the ELR. Without ELR (3.9.2) the ISR keeps [1] and the partition waits for 1."""
+    c, tools = story.cluster, story.cluster.tools
+    c.broker(2).stop()
+    c.broker(3).stop()
+    story.wait_partition("elr", "ISR [1]", lambda p: list(p.isr) == [1])
+
+    # a min.insync.replicas change while the ELR is in use: Kafka follows it with
+    # ClearElrRecord (4.x), which empties the ELR of that topic only
+    tools.alter_config("topics", "orders", add={"min.insync.replicas": "1"})
+    wait_until("orders' min ISR 1 applied",
+               lambda: story.state().config(story.state().topic_ids["orders"],
+                                            "min.insync.replicas") == "1")
+    rows = story.oracles("min-isr-changed")
+    assert rows[("elr", 0)]["isr"] == [1]
+    assert all(r["elr"] in ([], None) for k, r in rows.items() if k[0] == "orders")
+    if story.elr:
+        assert rows[("elr", 0)]["elr"] == [3]
+
+    c.broker(1).kill()
+    story.wait_fenced(1)
+    story.wait_partition("elr", "leaderless", lambda p: p.leader == -1)
+    rows = story.oracles("elr-last-isr-member-lost")
+    row = rows[("elr", 0)]
+    assert row["leader"] == -1
+    if story.elr:
+        assert row["isr"] == [] and sorted(row["elr"]) == [1, 3]
+        assert row["last_known_elr"] == [1]
+    else:
+        assert row["isr"] == [1]  # without ELR Kafka never writes an empty ISR
+
+    c.broker(3).start()
+    if story.elr:
+        story.wait_partition("elr", "leader 3", lambda p: p.leader == 3)
+        row = story.oracles("elr-elected")[("elr", 0)]
+        assert row["leader"] == 3 and row["isr"] == [3] and row["elr"] == [1]
+        assert row["last_known_elr"] == []
+    else:
+        story.wait_fenced(3, fenced=False)
+        row = story.oracles("no-elr-still-leaderless")[("elr", 0)]
+        assert row["leader"] == -1 and row["isr"] == [1]
+
+    c.broker(1).start()  # killed before: an unclean shutdown
+    if story.elr:
+        story.wait_partition("elr", "1 out of the ELR", lambda p: 1 not in p.elr)
+    c.broker(2).start()
+    story.wait_all_in_sync()
+
+
+def test_06_unclean_leader_election_recovers(story):
+    """unclean-0 on [1,2,3]: all three killed, 2 restarts (unclean, out of ISR and ELR), and
+    kafka-leader-election --election-type unclean makes it leader: RECOVERING, then the
+    leader reports RECOVERED."""
+    c, tools = story.cluster, story.cluster.tools
+    c.broker(2).kill()
+    c.broker(3).kill()
+    story.wait_fenced(2)
+    story.wait_fenced(3)
+    c.broker(1).kill()
+    story.wait_fenced(1)
+    story.wait_partition("unclean", "leaderless", lambda p: p.leader == -1)
+    c.broker(2).start()
+    story.wait_fenced(2, fenced=False)
+    tools.elect_leaders("unclean", "unclean", 0)
+    # the new leader stays RECOVERING until a follower joins its ISR: the ISR expansion it
+    # sends to the controller is what carries RECOVERED (Partition.prepareIsrExpand)
+    story.wait_partition("unclean", "leader 2, RECOVERING",
+                         lambda p: p.leader == 2 and p.leader_recovery_state == 1)
+    shell = oracles.parse_shell_partitions(story.cluster.tools.run(
+        "org.apache.kafka.shell.MetadataShell", "--snapshot",
+        str(sorted(oracles.snapshot_of_log(story.cluster, "recovering").glob("*.log"))[0]),
+        "tree", "/image/topics/byName"))
+    row = story.oracles("unclean-elected")[("unclean", 0)]
+    assert row["leader"] == 2 and row["isr"] == [2]
+    assert shell[("unclean", 0)]["leaderRecoveryState"] == "RECOVERING"
+    if story.elr:
+        assert row["elr"] == [] and row["last_known_elr"] == []
+    c.broker(1).start()
+    c.broker(3).start()
+    story.wait_partition("unclean", "RECOVERED", lambda p: p.leader_recovery_state == 0)
+    story.wait_all_in_sync()
+    row = story.oracles("unclean-recovered")[("unclean", 0)]
+    assert row["leader"] == 2 and len(row["isr"]) >= 2
+
+
+def test_07_reassignment_completes_while_removed_replica_offline(story):
+    c, tools = story.cluster, story.cluster.tools
+    c.broker(3).stop()
+    story.wait_fenced(3)
+    tools.reassign({("moving", 0): [1, 2, 4]})
+    story.wait_partition("moving", "reassigned to [1, 2, 4]",
+                         lambda p: list(p.replicas) == [1, 2, 4] and not p.adding_replicas
+                         and not p.removing_replicas, timeout=90)
+    row = story.oracles("reassigned-offline")[("moving", 0)]
+    assert row["replicas"] == [1, 2, 4] and sorted(row["isr"]) == [1, 2, 4]
+    c.broker(3).start()  # it still holds moving-0 on disk: KIP-550's stray replica
+    story.wait_all_in_sync()
+
+
+def test_08_topic_deletion(story):
+    story.cluster.tools.delete_topic("moving")
+    wait_until("moving deleted", lambda: "moving" not in story.state().topic_ids)
+    rows = story.oracles("deleted")
+    assert not any(t == "moving" for t, _ in rows)
+
+
+def test_09_elr_feature_off_and_on(story):
+    tools = story.cluster.tools
+    if not story.elr:
+        with pytest.raises(ToolError):  # 3.9 knows no such feature
+            tools.features("upgrade", "--feature", "eligible.leader.replicas.version=1")
+        return
+    tools.features("downgrade", "--feature", "eligible.leader.replicas.version=0")
+    wait_until("ELR off", lambda: not story.state().elr_enabled)
+    rows = story.oracles("elr-off")
+    assert all(r["elr"] in ([], None) for r in rows.values())
+    tools.features("upgrade", "--feature", "eligible.leader.replicas.version=1")
+    wait_until("ELR on", lambda: story.state().elr_enabled)
+    story.oracles("elr-on")
+
+
+def test_10_dump_log_and_controller_metrics(story):
+    c = story.cluster
+    compared, diffs = oracles.compare_dump(c)
+    assert diffs == [], "kafka-dump-log and kraft-audit dump differ:\n" + "\n".join(diffs[:50])
+    assert compared > 500
+    files = oracles.metadata_files(c.workdir / "oracle-dump")
+    assert any(f.suffix == ".checkpoint" for f in files), "no snapshot was compared"
+    kafka = oracles.parse_kafka_dump(c.tools.run(
+        oracles.dump_log_class(c.version), "--cluster-metadata-decoder", "--files",
+        str(sorted((c.workdir / "oracle-dump").glob("*.log"))[0])))
+    types = {r["type"] for recs in kafka.values() for r in recs}
+    assert {"REMOVE_TOPIC_RECORD", "PARTITION_CHANGE_RECORD"} <= types
+    assert ("CLEAR_ELR_RECORD" in types) == story.elr
+
+    # the controller's own counters since it started vs the auditor's over the whole log
+    report = oracles.kraft_audit_check(c.workdir / "oracle-dump", c.cluster_id)
+    metrics = read_metrics(c.controller, CONTROLLER_METRICS)
+    gauges = report["gauges"]
+    assert metrics["unclean_elections"] == gauges["unclean_elections_total"] >= 1
+    if story.elr:
+        assert metrics["elr_elections"] == gauges["elr_elections_total"] >= 1
+    else:
+        assert metrics["elr_elections"] is None  # 3.9 has no such meter
+    assert metrics["offline_partitions"] == gauges["leaderless"] == 0

@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus kafka demo test bench clean
+.PHONY: install prometheus kafka demo demo-kafka test bench clean
 
 install: $(VENV)/.installed
 
@@ -40,6 +40,10 @@ $(KAFKA_CACHE)/$(KAFKA_3)/.resolved: deploy/kafka/pom.xml
 demo: install
 	$(BIN)/kraft-audit demo --workdir $(WORKDIR)
 
+# A real three-broker Kafka through a short fault story, audited live (about 3 minutes).
+demo-kafka: install kafka
+	$(BIN)/python -m kraft_audit.realkafka.demo --workdir demo-kafka-out
+
 test: install prometheus kafka
 	$(BIN)/python -m pytest -q
 
@@ -47,4 +51,4 @@ bench: install
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(WORKDIR) .pytest_cache
+	rm -rf $(VENV) $(WORKDIR) demo-kafka-out .pytest_cache

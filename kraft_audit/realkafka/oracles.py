@@ -20,15 +20,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kraft_audit.realkafka.cluster import KafkaCluster, uses_log4j2
+from kraft_audit.realkafka.cluster import KafkaCluster
 
 # --------------------------------------------------------------------------- dump-log
-
-
-def dump_log_class(version: str) -> str:
-    """DumpLogSegments moved from core (Scala) to tools (Java) in Kafka 4."""
-    return ("org.apache.kafka.tools.DumpLogSegments" if uses_log4j2(version)
-            else "kafka.tools.DumpLogSegments")
 
 
 def metadata_files(log_dir: Path) -> list[Path]:
@@ -95,9 +89,7 @@ def compare_dump(cluster: KafkaCluster, log_dir: Path | None = None) -> tuple[in
     source = log_dir or cluster.metadata_log_dir
     copy = _copy_files(source, cluster.workdir / "oracle-dump", metadata_files(source))
     files = metadata_files(copy)
-    kafka = parse_kafka_dump(cluster.tools.run(dump_log_class(cluster.version),
-                                               "--cluster-metadata-decoder", "--files",
-                                               ",".join(map(str, files))))
+    kafka = parse_kafka_dump(cluster.tools.dump_log(files))
     compared, diffs = 0, []
     for f in files:
         theirs, ours = kafka.get(f.name, []), kraft_audit_dump(f)
@@ -159,6 +151,22 @@ def _registration_fields(body: str) -> dict:
     return fields
 
 
+def shell_partitions(cluster: KafkaCluster, segment: Path) -> dict[tuple[str, int], dict]:
+    """The metadata shell's partitions of a copied segment. Asked again when it lists none
+    or hangs: on a loaded machine 3.9.2's shell was seen answering before it had loaded the
+    log, and hanging after loading it (the same file read in 0.5 s alone)."""
+    text = ""
+    for _attempt in range(3):
+        try:
+            text = cluster.tools.metadata_shell(segment, "tree", "/image/topics/byName")
+        except subprocess.TimeoutExpired:
+            continue
+        partitions = parse_shell_partitions(text)
+        if partitions:
+            return partitions
+    raise AssertionError(f"the metadata shell listed no partition of {segment.name}:\n{text[-2000:]}")
+
+
 def kraft_audit_describe(path: Path, cluster_id: str) -> dict[tuple[str, int], dict]:
     rows = map(json.loads, _cli("describe", "--json", "--cluster-id", cluster_id,
                                 str(path)).splitlines())
@@ -186,12 +194,11 @@ def compare_describe(cluster: KafkaCluster, name: str) -> tuple[list[dict], list
             return [], [f"expected one metadata segment, found {len(segment)}"], {}
         with ThreadPoolExecutor(4) as pool:
             topics = pool.submit(cluster.tools.describe_topics)
-            shell = pool.submit(cluster.tools.run, "org.apache.kafka.shell.MetadataShell",
-                                "--snapshot", str(segment[0]), "tree", "/image/topics/byName")
+            shell = pool.submit(shell_partitions, cluster, segment[0])
             ours = pool.submit(kraft_audit_describe, copy, cluster.cluster_id)
             report = pool.submit(kraft_audit_check, copy, cluster.cluster_id)
             rows = topics.result()
-            diffs = _describe_diffs(rows, parse_shell_partitions(shell.result()), ours.result())
+            diffs = _describe_diffs(rows, shell.result(), ours.result())
             if not diffs:
                 return rows, [], report.result()
     return rows, diffs, report.result()
@@ -229,6 +236,66 @@ def _describe_diffs(topics: list[dict], shell: dict, ours: dict) -> list[str]:
                 if sf in s and s[sf] != o[f]:
                     diffs.append(f"{key} {f}: metadata shell {s[sf]} != kraft-audit {o[f]}")
     return diffs
+
+
+# --------------------------------------------------------------------------- conditions
+
+def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: int,
+                        partition: int = 0) -> list[tuple[str, int, int | None]]:
+    """(condition, start offset, end offset or None) of one partition, folded from
+    kafka-dump-log's records of the metadata segments alone: under_min_isr (|ISR| <
+    min_isr), leaderless, manual_election_required (leaderless with ISR and ELR empty),
+    recovering and elr_in_use, each from the record that set it to the record that cleared
+    it. `min_isr` is the topic's, fixed for the whole log; unclean election is off."""
+    records = sorted({r["offset"]: r for name, recs in kafka_dump.items() if name.endswith(".log")
+                      for r in recs if r["data"] is not None}.values(), key=lambda r: r["offset"])
+    topic_id, state = None, None
+    open_at: dict[str, int] = {}
+    out: list[tuple[str, int, int | None]] = []
+    for r in records:
+        data = r["data"]
+        if r["type"] == "TOPIC_RECORD" and data["name"] == topic:
+            topic_id = data["topicId"]
+            continue
+        if r["type"] == "CLEAR_ELR_RECORD" and state is not None and \
+                data.get("topicName", "") in ("", topic):
+            state.update(elr=[], last_known_elr=[])
+        elif r["type"] in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD") and \
+                data["topicId"] == topic_id and data["partitionId"] == partition:
+            state = _fold_partition(state, r["type"], data)
+        else:
+            continue
+        leaderless = state["leader"] == -1
+        now = {"under_min_isr": len(state["isr"]) < min_isr, "leaderless": leaderless,
+               "manual_election_required": leaderless and not state["isr"] and not state["elr"],
+               "recovering": state["recovery"] == 1, "elr_in_use": bool(state["elr"])}
+        for condition, on in now.items():
+            if on and condition not in open_at:
+                open_at[condition] = r["offset"]
+            elif not on and condition in open_at:
+                out.append((condition, open_at.pop(condition), r["offset"]))
+    out.extend((condition, start, None) for condition, start in open_at.items())
+    return sorted(out, key=lambda i: (i[1], i[0]))
+
+
+def _fold_partition(state: dict | None, type_: str, data: dict) -> dict:
+    """A partition's leader, ISR, ELR and recovery state after one of Kafka's records
+    (PartitionChangeRecord: leader -2, a null list and recovery -1 mean unchanged)."""
+    if type_ == "PARTITION_RECORD" or state is None:
+        return {"leader": data["leader"], "isr": data["isr"],
+                "elr": data.get("eligibleLeaderReplicas") or [],
+                "last_known_elr": data.get("lastKnownElr") or [],
+                "recovery": data.get("leaderRecoveryState", 0)}
+    state = dict(state)
+    if data.get("leader", -2) != -2:
+        state["leader"] = data["leader"]
+    for key, field in (("isr", "isr"), ("elr", "eligibleLeaderReplicas"),
+                       ("last_known_elr", "lastKnownElr")):
+        if data.get(field) is not None:
+            state[key] = data[field]
+    if data.get("leaderRecoveryState", -1) != -1:
+        state["recovery"] = data["leaderRecoveryState"]
+    return state
 
 
 # --------------------------------------------------------------------------- findings

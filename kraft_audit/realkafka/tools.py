@@ -22,9 +22,7 @@ REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 FEATURES = "org.apache.kafka.tools.FeatureCommand"
 LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
 PRODUCER_PERF = "org.apache.kafka.tools.ProducerPerformance"
-DUMP_LOG = "kafka.tools.DumpLogSegments"
 METADATA_SHELL = "org.apache.kafka.shell.MetadataShell"
-JMX_TOOL = "org.apache.kafka.tools.JmxTool"
 STORAGE_TOOL = "kafka.tools.StorageTool"
 
 
@@ -152,12 +150,18 @@ class KafkaTools:
     # --- offline readers of the metadata log
     def dump_log(self, files: list[Path]) -> str:
         """kafka-dump-log --cluster-metadata-decoder over segments and snapshots."""
-        return self.run(DUMP_LOG, "--cluster-metadata-decoder", "--files",
+        return self.run(dump_log_class(self.cluster.version), "--cluster-metadata-decoder", "--files",
                         ",".join(str(f) for f in files))
 
     def metadata_shell(self, snapshot: Path, *command: str) -> str:
         """kafka-metadata-shell --snapshot FILE with one non-interactive command."""
-        return self.run(METADATA_SHELL, "--snapshot", str(snapshot), *command)
+        return self.run(METADATA_SHELL, "--snapshot", str(snapshot), *command, timeout=45)
+
+
+def dump_log_class(version: str) -> str:
+    """DumpLogSegments moved from core (Scala) to tools (Java) in Kafka 4."""
+    return ("kafka.tools.DumpLogSegments" if version.startswith("3.")
+            else "org.apache.kafka.tools.DumpLogSegments")
 
 
 _FIELD = re.compile(r"^\s*([A-Za-z ]+):\s?(.*)$")

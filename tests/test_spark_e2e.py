@@ -5,7 +5,7 @@ Delta tables (delta-rs) and /metrics, on local Spark."""
 from __future__ import annotations
 
 import json
-import threading
+import shutil
 import time
 import urllib.request
 from collections import Counter
@@ -176,44 +176,46 @@ def test_corrupt_bytes_and_garbage_lines_are_quarantined_and_counts_balance(spar
 
 
 def test_live_tailing_audits_new_records_within_a_few_triggers(spark, tmp_path):
+    """The log grows while the query runs: first a part of it, cut in the middle of a batch
+    (as a controller mid-write leaves it), then the rest. The query audits the part, then
+    reaches the new end within a few triggers (counted in micro-batches, not seconds)."""
+    full = tmp_path / "full"
+    result = simulate(load_scenario("unclean-shutdown-elr"), full, seed=11,
+                      faults=[("wrong-elr", 0), ("leader-not-in-isr", 2)])
     sim = tmp_path / "sim"
-    cfg = None
-    done = threading.Event()
-    results = {}
+    shutil.copytree(full, sim, ignore=shutil.ignore_patterns("*.log"))
+    [segment] = sorted((full / METADATA_DIR).glob("*.log"))
+    data = segment.read_bytes()
+    live = sim / METADATA_DIR / segment.name
+    live.write_bytes(data[: len(data) // 2])
+    last = result.last_offset
 
-    def write_live():
-        # ~250 batches at 60 batches/s: the log grows for about 4 s while the query runs
-        results["sim"] = simulate(load_scenario("unclean-shutdown-elr"), sim, seed=11,
-                                  faults=[("wrong-elr", 0), ("leader-not-in-isr", 2)], live_rate=60)
-        results["finished"] = time.monotonic()
-        done.set()
+    def audited_up_to() -> int:
+        p = job.writer.last_progress
+        return max((c["max_offset"] or -1) for c in p["clusters"]) if p else -1
 
-    writer = threading.Thread(target=write_live, daemon=True)
-    writer.start()
-    deadline = time.monotonic() + 10
-    while not (sim / METADATA_DIR).is_dir() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    def wait(what: str, done) -> None:
+        deadline = time.monotonic() + 180
+        while not done():
+            assert time.monotonic() < deadline, what
+            assert job.query.exception() is None
+            time.sleep(0.2)
+
     cfg = config(tmp_path, sim, **{"sources.registrations": [], "sources.log_dir_inventories": [],
                                     "sources.max_records_per_trigger": None})
     job = AuditJob(cfg, spark=spark)
     job.start(available_now=False)
     try:
-        assert done.wait(60)
-        last = results["sim"].last_offset
-        caught_up_at = None
-        while time.monotonic() < results["finished"] + 30:
-            p = job.writer.last_progress
-            if p and max((c["max_offset"] or -1) for c in p["clusters"]) >= last:
-                caught_up_at = time.monotonic()
-                break
-            time.sleep(0.2)
-        assert caught_up_at is not None, "the query never reached the end of the live log"
-        assert caught_up_at - results["finished"] < 15  # a few 1-second triggers
-        assert job.writer.batches >= 2  # it tailed the log over several micro-batches
+        wait("the first half audited", lambda: 0 <= audited_up_to() < last)
+        with live.open("ab") as f:
+            f.write(data[len(data) // 2:])
+        batches_when_written = job.writer.batches
+        wait("the query never reached the end of the live log", lambda: audited_up_to() >= last)
+        assert job.writer.batches - batches_when_written <= 3
     finally:
         job.query.stop()
     assert job.query.exception() is None
-    assert_faults_found_once(cfg, results["sim"].faults)
+    assert_faults_found_once(cfg, result.faults)
     assert_state_matches_simulator(cfg, sim)
 
 

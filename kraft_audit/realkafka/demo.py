@@ -54,14 +54,16 @@ def main(argv: list[str] | None = None) -> int:
         describe(cluster)
 
         step("broker 2: controlled shutdown, then restart")
+        before = epoch(live, 2)
         cluster.broker(2).stop()
         cluster.broker(2).start()
-        verdict(live, 2)
+        verdict(live, 2, before)
 
         step("broker 3: kill -9 (an unclean shutdown), then restart")
+        before = epoch(live, 3)
         cluster.broker(3).kill()
         cluster.broker(3).start()
-        verdict(live, 3)
+        verdict(live, 3, before)
 
         step("brokers 2 and 3 stop: every ISR shrinks to one, under min ISR 2, into the ELR")
         cluster.broker(2).stop()
@@ -98,15 +100,27 @@ def describe(cluster: KafkaCluster) -> None:
               f"elr {r['elr']}  last known elr {r['last_known_elr']}")
 
 
-def verdict(live: LiveAudit, broker_id: int) -> None:
-    """The auditor's clean/unclean verdict on the broker's latest restart (from the
-    controller's request log: KIP-966's clean-shutdown detection)."""
+def broker_row(live: LiveAudit, broker_id: int) -> dict | None:
+    rows = [b for b in live.rows("brokers") if b["broker_id"] == broker_id]
+    return rows[0] if rows else None
+
+
+def epoch(live: LiveAudit, broker_id: int) -> int:
+    """The broker's epoch as the auditor has it (waiting for its first registration)."""
+    row = wait_until(f"broker {broker_id} in the auditor's brokers table",
+                     lambda: broker_row(live, broker_id), timeout=120)
+    return row["broker_epoch"]
+
+
+def verdict(live: LiveAudit, broker_id: int, epoch_before: int) -> None:
+    """The auditor's clean/unclean verdict on the broker's restart, once it has seen the new
+    registration (from the controller's request log: KIP-966's clean-shutdown detection)."""
     def judged():
-        rows = [b for b in live.rows("brokers") if b["broker_id"] == broker_id]
-        return rows[0] if rows and rows[0]["last_shutdown"] else None
+        row = broker_row(live, broker_id)
+        return row if row and row["broker_epoch"] > epoch_before and row["last_shutdown"] else None
     row = wait_until(f"the auditor's verdict on broker {broker_id}", judged, timeout=120)
-    print(f"   the auditor: broker {broker_id} epoch {row['broker_epoch']}, "
-          f"last shutdown {row['last_shutdown']}")
+    print(f"   the auditor: broker {broker_id} registered again with epoch "
+          f"{row['broker_epoch']}; its last shutdown was {row['last_shutdown']}")
 
 
 def conditions(live: LiveAudit) -> None:

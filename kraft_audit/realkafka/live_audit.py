@@ -32,6 +32,13 @@ class LiveAudit:
 
     def stop(self) -> None:
         if self.query is not None and self.query.isActive:
+            # between triggers: stopping in the middle of one interrupts its Python workers,
+            # and Spark fails noisily (a StackOverflowError in its error-message regex)
+            try:
+                wait_until("the streaming job between two triggers",
+                           lambda: not self.query.status["isTriggerActive"], timeout=30)
+            except TimeoutError:
+                pass
             self.query.stop()
         self.job.metrics.stop_servers()
 

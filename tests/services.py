@@ -8,8 +8,9 @@ import os
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
+
+from kraft_audit.realkafka.cluster import wait_until
 
 
 def free_port() -> int:
@@ -19,18 +20,17 @@ def free_port() -> int:
 
 
 def wait_for(what: str, probe, timeout: float = 30.0, interval: float = 0.25):
-    """Poll `probe` until it returns something truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
+    """Poll `probe` until it returns something truthy (a refused connection counts as
+    not yet); fail the test after `timeout` seconds."""
+    def reachable():
         try:
-            found = probe()
+            return probe()
         except OSError:  # not listening yet
-            found = None
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(interval)
+            return None
+    try:
+        return wait_until(what, reachable, timeout, interval)
+    except TimeoutError as exc:
+        raise AssertionError(str(exc)) from None
 
 
 class Service:

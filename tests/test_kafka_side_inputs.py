@@ -170,9 +170,10 @@ def stream_once(spark, cluster: KafkaCluster, work):
     return tables
 
 
-def test_stray_replica_after_a_reassignment_while_its_broker_was_offline(tmp_path):
+@pytest.mark.parametrize("version", ["4.3.1", "3.9.2"])
+def test_stray_replica_after_a_reassignment_while_its_broker_was_offline(version, tmp_path):
     """KIP-550: partition moved from brokers [1, 2] to [2, 3] while broker 1 is down."""
-    cluster = new_cluster(tmp_path / "kafka", "4.3.1", brokers=3)
+    cluster = new_cluster(tmp_path / "kafka", version, brokers=3)
     inventories = tmp_path / "inventories"
     inventories.mkdir()
     before, offline, back = (inventories / n for n in ("1-before.txt", "2-offline.txt", "3-back.txt"))

@@ -41,13 +41,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster-id", help="cluster id (default: from meta.properties)")
 
 
-def run(args: argparse.Namespace) -> int:
+def rule_catalog(args: argparse.Namespace):
+    """The catalog named by --rules, with --min-isr-default checked (check and timeline)."""
     if args.min_isr_default < 1:
         raise UsageError("--min-isr-default must be at least 1")
     try:
-        catalog = load_catalog(args.rules)
+        return load_catalog(args.rules)
     except CatalogError as exc:
         raise UsageError(str(exc)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    catalog = rule_catalog(args)
     auditor = Auditor(catalog, {"min_insync_replicas_default": args.min_isr_default})
     side = list(side_inputs(args, lambda: args.cluster_id or _log_cluster_id(args.path)))
     tally = Tally(args.path)

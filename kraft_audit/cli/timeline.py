@@ -61,15 +61,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def log_timeline(args: argparse.Namespace):
-    from kraft_audit.rules import CatalogError, load_catalog
+    from kraft_audit.cli.check import rule_catalog
     from kraft_audit.timeline import TimelineError, partition_timeline
 
-    if args.min_isr_default < 1:
-        raise UsageError("--min-isr-default must be at least 1")
-    try:
-        catalog = load_catalog(args.rules)
-    except CatalogError as exc:
-        raise UsageError(str(exc)) from None
+    catalog = rule_catalog(args)
     tally = Tally(args.path)
     try:
         events = tally.count(read_path(Path(args.path), args.cluster_id, "earliest"))

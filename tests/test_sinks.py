@@ -233,10 +233,15 @@ def test_mistakes_are_clear_errors(sinks, output_rows):
         DeltaSinks("x", "delta-spark", app_id="q")
 
 
-@pytest.mark.spark
-def test_delta_spark_backend_without_the_jar_says_how_to_get_it(spark):
-    with pytest.raises(RuntimeError, match=f"--packages {DELTA_SPARK_PACKAGE}"):
-        DeltaSinks("x", "delta-spark", app_id="q", spark=spark)
+def test_delta_spark_backend_without_the_jars_says_how_to_get_them(tmp_path, monkeypatch):
+    from kraft_audit.spark.session import DeltaJarsMissing, build_session, delta_spark_jars
+
+    monkeypatch.setenv("KRAFT_AUDIT_DELTA_JARS", str(tmp_path))
+    with pytest.raises(DeltaJarsMissing, match="run make delta-spark"):
+        delta_spark_jars()
+    # a local session is refused before a JVM starts without them
+    with pytest.raises(DeltaJarsMissing, match=DELTA_SPARK_PACKAGE):
+        build_session("local[1]", delta_spark=True)
 
 
 # ------------------------------------------------- Arrow tables as input

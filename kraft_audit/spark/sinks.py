@@ -14,9 +14,14 @@ checkpoint to `sink.app_id`.
 
 Two backends write the same tables:
 - "deltalake" (default): delta-rs from the driver, pip only;
-- "delta-spark": Spark's Delta connector; needs its jar on the classpath
-  (`--packages io.delta:delta-spark_4.2_2.13:4.4.1`). Untested here: this
-  machine cannot fetch the jar.
+- "delta-spark": Spark's Delta connector writes (tests/test_delta_spark.py);
+  its jars come from Maven Central through `make delta-spark`
+  (spark/session.py puts them on the session's classpath).
+
+Both take everything about a table (schema, partitioning, append or merge,
+merge key and condition) from its TableSpec in spark/tables.py, and the
+tables they write are the same Delta tables: either backend reads and
+continues what the other wrote.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import time
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 
+from kraft_audit.spark.session import DELTA_SPARK_PACKAGE, delta_spark_jars
 from kraft_audit.spark.tables import (
     APPEND,
     TABLES,
@@ -37,7 +43,7 @@ from kraft_audit.spark.tables import (
 )
 
 BACKENDS = ("deltalake", "delta-spark")
-DELTA_SPARK_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.1"
+__all__ = ["BACKENDS", "DELTA_SPARK_PACKAGE", "DeltaSinks"]
 
 
 class DeltaSinks:
@@ -184,36 +190,52 @@ class _DeltaSparkWriter:
                 'backend "delta-spark" needs the SparkSession: DeltaSinks(..., spark=spark)'
             )
         self.spark = spark
-        try:
-            spark._jvm.java.lang.Class.forName("io.delta.tables.DeltaTable")
-            from delta.tables import DeltaTable as SparkDeltaTable
-        except Exception as exc:
+        from py4j.java_gateway import JavaClass
+
+        # py4j resolves names through the thread's context class loader, which
+        # holds spark.jars (Class.forName would not see them); an unknown name
+        # comes back as a JavaPackage.
+        if not isinstance(spark._jvm.io.delta.tables.DeltaTable, JavaClass):
+            try:
+                delta_spark_jars()
+                where = "they are resolved but not on this session's classpath"
+            except RuntimeError as missing:
+                where = str(missing)
             raise RuntimeError(
-                'backend "delta-spark" needs the Delta Lake jar on the Spark classpath: '
-                f"spark-submit --packages {DELTA_SPARK_PACKAGE} --conf "
-                "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension --conf "
-                "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog "
-                '(and pip install "kraft-audit[delta-spark]"); or use backend "deltalake"'
+                f'backend "delta-spark": no Delta Lake connector ({DELTA_SPARK_PACKAGE}) '
+                f"in this SparkSession; {where}. The session needs spark.jars set to "
+                "them before it starts (spark/session.py: build_session(delta_spark=True)), "
+                'or spark-submit --packages; or use backend "deltalake"'
+            )
+        try:
+            from delta.tables import DeltaTable as SparkDeltaTable
+        except ImportError as exc:
+            raise RuntimeError(
+                'backend "delta-spark" needs the connector\'s Python API: '
+                'pip install "kraft-audit[delta-spark]" (make install does)'
             ) from exc
         self._delta_table = SparkDeltaTable
 
     def create(self, path: str, spec: TableSpec) -> None:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        # From the spec's Arrow schema, nullability included, as delta-rs
+        # creates it: a key column is NOT NULL whichever backend made the table.
         (
-            self.spark.createDataFrame(spec.schema.empty_table())
-            .write.format("delta")
-            .partitionBy(*spec.partition_by)
-            .mode("ignore")
-            .save(path)
+            self._delta_table.createIfNotExists(self.spark)
+            .location(os.path.abspath(path))
+            .addColumns(from_arrow_schema(spec.schema))
+            .partitionedBy(*spec.partition_by)
+            .execute()
         )
 
     def append(self, table, path, spec, data: pa.Table, app_id, batch_id) -> None:
         (
-            self.spark.createDataFrame(data)
+            self._frame(spec, data)
             .write.format("delta")
             .mode("append")
             .option("txnAppId", app_id)
             .option("txnVersion", batch_id)
-            .partitionBy(*spec.partition_by)
             .save(path)
         )
 
@@ -224,7 +246,7 @@ class _DeltaSparkWriter:
             (
                 self._delta_table.forPath(self.spark, path)
                 .alias("t")
-                .merge(self.spark.createDataFrame(data).alias("s"), _merge_predicate(spec))
+                .merge(self._frame(spec, data).alias("s"), _merge_predicate(spec))
                 .whenMatchedUpdateAll(condition=spec.replace_when)
                 .whenNotMatchedInsertAll()
                 .execute()
@@ -232,3 +254,10 @@ class _DeltaSparkWriter:
         finally:
             for conf in self._TXN_CONFS:
                 self.spark.conf.unset(conf)
+
+    def _frame(self, spec: TableSpec, data: pa.Table):
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        # The spec's Spark schema, not the one inferred from Arrow: keeps
+        # int8/date/map types and NOT NULL keys exactly as the table has them.
+        return self.spark.createDataFrame(data, schema=from_arrow_schema(spec.schema))

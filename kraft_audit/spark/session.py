@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 # The Delta Lake Spark connector (backend "delta-spark"). Maven Central serves
-# delta-spark_4.2_2.13 4.4.0 (not 4.4.1, whatever PyPI's delta-spark says).
+# delta-spark_4.2_2.13 4.4.0 (no 4.4.1 jar, though PyPI has a 4.4.1 delta-spark).
 DELTA_VERSION = "4.4.0"
 DELTA_SPARK_PACKAGE = f"io.delta:delta-spark_4.2_2.13:{DELTA_VERSION}"
 # Where `make delta-spark` puts the connector's jars (deploy/delta-spark/pom.xml);

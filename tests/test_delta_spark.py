@@ -106,8 +106,8 @@ def canon(value):
     (Spark Rows and bytearrays; Arrow maps as lists of pairs)."""
     if hasattr(value, "asDict"):
         value = value.asDict(recursive=True)
-    if isinstance(value, dict):
-        return {k: canon(v) for k, v in sorted(value.items())}
+    if isinstance(value, dict):  # an empty map reads as [] from Arrow
+        return {k: canon(v) for k, v in sorted(value.items())} if value else []
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).hex()
     if isinstance(value, list):

@@ -109,12 +109,12 @@ def literal(value) -> str:
 
 
 def cutoff(since: Since | None) -> str:
-    """The window start as SQL: fixed, or a look-back from `n.newest_ms`."""
+    """The window start as SQL: fixed, or a look-back from the row's cluster's `newest_ms`."""
     if since is None:
         return "NULL"
     if since.at_ms is not None:
         return literal(since.at_ms)
-    return f"(n.newest_ms - {literal(since.lookback_ms)})"
+    return f"(newest_ms - {literal(since.lookback_ms)})"
 
 
 def under_min_isr(spark, tables_root: str, since: Since | None = None,

@@ -22,6 +22,7 @@ from kraft_audit.sim.scenario import parse_scenario
 from kraft_audit.spark import questions_sql
 from kraft_audit.spark.job import AuditJob
 from kraft_audit.spark.session import DELTA_VERSION, delta_spark_jars
+from kraft_audit.spark.sinks import DeltaSinks
 from kraft_audit.spark.tables import TABLES
 
 pytestmark = pytest.mark.spark
@@ -188,6 +189,44 @@ def test_exactly_once_across_a_crash_and_restart(spark, sim, spark_run, tmp_path
         assert by_delta_rs(cfg, name) == by_delta_rs(spark_run, name), name
     batches = Counter(p["batch_id"] for p in questions.read_table(cfg["tables"], "progress").to_pylist())
     assert max(batches.values()) == 1 and sorted(batches) == list(range(len(batches)))
+
+
+def a_batch(rows, batch_id: int) -> dict[str, list[dict]]:
+    """Rows for every table; batch 1 closes batch 0's interval and moves partition 0 on."""
+    first = 10 * (batch_id + 1)
+    return {
+        "violations": [rows.violation(first)],
+        "partition_history": [rows.partition(first), rows.partition(first + 1, partition=1)],
+        "partition_state": [rows.partition(first), rows.partition(first + 1, partition=1)],
+        "conditions": [rows.condition(10, end=None if batch_id == 0 else first)],
+        "brokers": [rows.broker(1, first)],
+        "quarantine": [rows.quarantine(first)],
+        "gauges": [rows.gauges(bucket=0, partitions=2, last_offset=first + 1)],
+        "progress": [rows.progress(batch_id, first + 1)],
+    }
+
+
+def test_either_backend_continues_the_others_tables(spark, tmp_path, output_rows):
+    delta_spark_jars()
+    mixed, reference = tmp_path / "mixed", tmp_path / "reference"
+    batches = [a_batch(output_rows, b) for b in range(3)]
+    DeltaSinks(str(mixed), "deltalake", app_id="q").write_batch(0, batches[0])
+    by_spark_sinks = DeltaSinks(str(mixed), "delta-spark", app_id="q", spark=spark)
+    # delta-rs's txn action is the one Spark's connector and the sink read back
+    assert set(by_spark_sinks.write_batch(0, batches[0]).values()) == {0}
+    by_spark_sinks.write_batch(1, batches[1])
+    DeltaSinks(str(mixed), "deltalake", app_id="q").write_batch(2, batches[2])
+
+    only_rs = DeltaSinks(str(reference), "deltalake", app_id="q")
+    for batch_id, batch in enumerate(batches):
+        only_rs.write_batch(batch_id, batch)
+    for name in TABLES:
+        got = by_delta_rs({"tables": str(mixed)}, name)
+        assert got == by_delta_rs({"tables": str(reference)}, name), name
+        assert max(got.values()) == 1, name
+        engines = {"spark" if "Delta-Lake" in i.get("engineInfo", "") else "delta-rs"
+                   for i in commit_infos({"tables": str(mixed)}, name)}
+        assert engines == {"spark", "delta-rs"}, (name, engines)
 
 
 def test_spark_sql_questions_answer_like_kraft_audit_query(spark, spark_run):

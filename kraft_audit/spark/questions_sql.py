@@ -89,9 +89,9 @@ ORDER BY v.cluster_id, `offset`, rule_id, violation_id
 """
 
 
-def register_tables(spark, tables_root: str) -> None:
-    """Every table of a run as a temporary view of the same name."""
-    for name in TABLES:
+def register_tables(spark, tables_root: str, names=tuple(TABLES)) -> None:
+    """Tables of a run (all by default) as temporary views of the same name."""
+    for name in names:
         path = os.path.join(tables_root, name)
         spark.read.format("delta").load(path).createOrReplaceTempView(name)
 
@@ -119,28 +119,30 @@ def cutoff(since: Since | None) -> str:
 
 def under_min_isr(spark, tables_root: str, since: Since | None = None,
                   cluster: str | None = None) -> list[dict]:
-    return _ask(spark, tables_root, UNDER_MIN_ISR, cluster=literal(cluster), cutoff=cutoff(since))
+    return _ask(spark, tables_root, UNDER_MIN_ISR, ("conditions", "gauges"),
+                cluster=literal(cluster), cutoff=cutoff(since))
 
 
 def unclean_elections(spark, tables_root: str, since: Since | None = None,
                       cluster: str | None = None) -> list[dict]:
-    return _ask(spark, tables_root, UNCLEAN_ELECTIONS, cluster=literal(cluster),
-                cutoff=cutoff(since))
+    return _ask(spark, tables_root, UNCLEAN_ELECTIONS, ("partition_history", "gauges"),
+                cluster=literal(cluster), cutoff=cutoff(since))
 
 
 def partition_at(spark, tables_root: str, topic: str, partition: int,
                  at_offset: int | None = None, cluster: str | None = None) -> list[dict]:
-    return _ask(spark, tables_root, PARTITION_AT, topic=literal(topic),
+    return _ask(spark, tables_root, PARTITION_AT, ("partition_history",), topic=literal(topic),
                 partition=literal(int(partition)), at_offset=literal(at_offset),
                 cluster=literal(cluster))
 
 
 def violations(spark, tables_root: str, rule: str | None = None, since: Since | None = None,
                cluster: str | None = None, severity: str | None = None) -> list[dict]:
-    return _ask(spark, tables_root, VIOLATIONS, rule=literal(rule), severity=literal(severity),
-                cluster=literal(cluster), cutoff=cutoff(since))
+    return _ask(spark, tables_root, VIOLATIONS, ("violations", "gauges"), rule=literal(rule),
+                severity=literal(severity), cluster=literal(cluster), cutoff=cutoff(since))
 
 
-def _ask(spark, tables_root: str, sql: str, **values: str) -> list[dict]:
-    register_tables(spark, tables_root)
+def _ask(spark, tables_root: str, sql: str, tables: tuple[str, ...], **values: str) -> list[dict]:
+    # only the tables the question reads: each view is a Delta snapshot to load
+    register_tables(spark, tables_root, tables)
     return [row.asDict(recursive=True) for row in spark.sql(sql.format(**values)).collect()]

@@ -336,3 +336,17 @@ def test_dedupe_latest_arrow_keeps_what_dedupe_latest_keeps(output_rows):
         assert len(expected) < len(rows)
         strip = [{k: r[k] for k in got[0]} for r in expected]
         assert sorted(got, key=repr) == sorted(strip, key=repr), name
+
+
+def test_every_table_is_fed_by_an_operator_output_its_spec_names():
+    from kraft_audit.spark import operator as op
+    from kraft_audit.spark.tables import routes
+
+    outputs = {op.T_VIOLATIONS, op.T_CONDITIONS, op.T_PARTITIONS, op.T_BROKERS, op.T_QUARANTINE,
+               op.T_GAUGES}
+    assert set(routes()) == outputs
+    fed = {table for tables in routes().values() for table in tables}
+    assert fed == set(TABLES) - {"progress"}  # progress is the job's own row
+    # the operator's Arrow outputs carry the core columns of a table they feed
+    for output, table in op.ARROW_TABLES.items():
+        assert table in routes()[output]

@@ -236,12 +236,26 @@ def test_mistakes_are_clear_errors(sinks, output_rows):
 def test_delta_spark_backend_without_the_jars_says_how_to_get_them(tmp_path, monkeypatch):
     from kraft_audit.spark.session import DeltaJarsMissing, build_session, delta_spark_jars
 
-    monkeypatch.setenv("KRAFT_AUDIT_DELTA_JARS", str(tmp_path))
+    monkeypatch.setenv("DELTA_SPARK_JARS_DIR", str(tmp_path))
     with pytest.raises(DeltaJarsMissing, match="run make delta-spark"):
         delta_spark_jars()
     # a local session is refused before a JVM starts without them
     with pytest.raises(DeltaJarsMissing, match=DELTA_SPARK_PACKAGE):
         build_session("local[1]", delta_spark=True)
+
+
+def test_run_with_delta_spark_but_no_jars_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    from kraft_audit.cli.main import main
+    from kraft_audit.sim.runner import simulate
+    from kraft_audit.sim.scenario import load_scenario
+
+    monkeypatch.setenv("DELTA_SPARK_JARS_DIR", str(tmp_path))
+    simulate(load_scenario("min-isr-change"), tmp_path / "sim", seed=1)
+    code = main(["run", "--once", "--log-dir", str(tmp_path / "sim"), "--backend", "delta-spark",
+                 "--checkpoint", str(tmp_path / "ck"), "--tables", str(tmp_path / "tables"),
+                 "--no-metrics"])
+    assert code == 2
+    assert "run make delta-spark" in capsys.readouterr().err
 
 
 # ------------------------------------------------- Arrow tables as input

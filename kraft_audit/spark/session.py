@@ -17,7 +17,7 @@ from pathlib import Path
 DELTA_VERSION = "4.4.0"
 DELTA_SPARK_PACKAGE = f"io.delta:delta-spark_4.2_2.13:{DELTA_VERSION}"
 # Where `make delta-spark` puts the connector's jars (deploy/delta-spark/pom.xml);
-# KRAFT_AUDIT_DELTA_JARS overrides it for an installed package.
+# DELTA_SPARK_JARS_DIR overrides it for an installed package.
 DELTA_JARS_DIR = Path(__file__).resolve().parents[2] / ".cache" / "delta-spark" / DELTA_VERSION
 DELTA_SESSION_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -33,12 +33,12 @@ class DeltaJarsMissing(RuntimeError):
 
 def delta_spark_jars() -> list[str]:
     """The connector's jars (resolved from Maven Central by `make delta-spark`)."""
-    folder = Path(os.environ.get("KRAFT_AUDIT_DELTA_JARS") or DELTA_JARS_DIR)
+    folder = Path(os.environ.get("DELTA_SPARK_JARS_DIR") or DELTA_JARS_DIR)
     jars = sorted(glob.glob(str(folder / "*.jar")))
     if not any(Path(j).name.startswith("delta-spark_") for j in jars):
         raise DeltaJarsMissing(
             f"backend \"delta-spark\" needs the Delta Lake connector's jars in {folder}: "
-            f"run make delta-spark (or set KRAFT_AUDIT_DELTA_JARS to a folder holding "
+            f"run make delta-spark (or set DELTA_SPARK_JARS_DIR to a folder holding "
             f"{DELTA_SPARK_PACKAGE} and its dependencies)"
         )
     return jars

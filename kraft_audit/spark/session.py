@@ -24,6 +24,10 @@ DELTA_SESSION_CONF = {
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
     # Delta's default of 50 snapshot partitions makes every small-table read 50 tasks.
     "spark.databricks.delta.snapshotPartitions": "2",
+    # progress.clusters holds structs with a NOT NULL cluster_id, as delta-rs
+    # writes it; Spark's connector refuses NOT NULL inside arrays unless told
+    # to leave it unenforced (tables it creates then mark the field nullable).
+    "spark.databricks.delta.constraints.allowUnenforcedNotNull.enabled": "true",
 }
 
 

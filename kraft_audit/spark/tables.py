@@ -127,8 +127,9 @@ QUARANTINE = pa.schema(
 # one per batch however many clusters one job audits.
 PROGRESS_CLUSTER = pa.struct(
     [
-        # nullable: Delta (Spark's connector) has no NOT NULL inside an array
-        _f("cluster_id", pa.string()),
+        # NOT NULL for delta-rs; Spark's connector cannot enforce it inside an
+        # array and keeps it unenforced (spark/session.py DELTA_SESSION_CONF)
+        _key("cluster_id", pa.string()),
         _f("records", pa.int64()),
         _f("min_offset", pa.int64()),
         _f("max_offset", pa.int64()),

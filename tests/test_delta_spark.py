@@ -242,6 +242,16 @@ def test_either_backend_continues_the_others_tables(spark, tmp_path, output_rows
                    for i in commit_infos({"tables": str(mixed)}, name)}
         assert engines == {"spark", "delta-rs"}, (name, engines)
 
+    # and delta-rs writes into tables Spark's connector created (no NOT NULL in arrays there)
+    spark_made = tmp_path / "spark-made"
+    DeltaSinks(str(spark_made), "delta-spark", app_id="q", spark=spark)._create_missing_tables()
+    rs_into_spark_made = DeltaSinks(str(spark_made), "deltalake", app_id="q")
+    for batch_id, batch in enumerate(batches):
+        rs_into_spark_made.write_batch(batch_id, batch)
+    for name in TABLES:
+        assert by_delta_rs({"tables": str(spark_made)}, name) == \
+            by_delta_rs({"tables": str(reference)}, name), name
+
 
 def test_spark_sql_questions_answer_like_kraft_audit_query(spark, spark_run):
     root = spark_run["tables"]

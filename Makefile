@@ -5,14 +5,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus kafka demo demo-kafka test bench clean
+.PHONY: install prometheus kafka delta-spark demo demo-kafka test bench clean
 
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,delta-spark]'
 	touch $@
 
 # promtool, the prometheus server and Alertmanager (with amtool) are used by the tests
@@ -37,6 +37,17 @@ $(KAFKA_CACHE)/$(KAFKA_3)/.resolved: deploy/kafka/pom.xml
 	mvn -q -B -f deploy/kafka/pom.xml -P kafka-3 dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(@D)
 	touch $@
 
+# The Delta Lake Spark connector's jars from Maven Central (deploy/delta-spark/pom.xml) into an
+# ignored cache: backend delta-spark puts them on the session's classpath (spark.jars).
+DELTA_VERSION := 4.4.0
+DELTA_CACHE ?= .cache/delta-spark
+delta-spark: $(DELTA_CACHE)/$(DELTA_VERSION)/.resolved
+
+$(DELTA_CACHE)/$(DELTA_VERSION)/.resolved: deploy/delta-spark/pom.xml
+	rm -rf $(@D)
+	mvn -q -B -f deploy/delta-spark/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(@D)
+	touch $@
+
 demo: install
 	$(BIN)/kraft-audit demo --workdir $(WORKDIR)
 
@@ -44,7 +55,7 @@ demo: install
 demo-kafka: install kafka
 	$(BIN)/python -m kraft_audit.realkafka.demo --workdir demo-kafka-out
 
-test: install prometheus kafka
+test: install prometheus kafka delta-spark
 	$(BIN)/python -m pytest -q
 
 bench: install

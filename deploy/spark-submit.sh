@@ -25,7 +25,7 @@ SPARK_MASTER="${SPARK_MASTER:-local[2]}"
 DEPLOY_MODE="${DEPLOY_MODE:-client}"
 DELTA_BACKEND="${DELTA_BACKEND:-deltalake}"
 # Delta Lake 4.4 publishes one artifact per Spark line; this one is Spark 4.2 / Scala 2.13.
-DELTA_SPARK_PACKAGE="io.delta:delta-spark_4.2_2.13:4.4.1"
+DELTA_SPARK_PACKAGE="io.delta:delta-spark_4.2_2.13:4.4.0"  # Maven Central has no 4.4.1
 
 args=(--master "$SPARK_MASTER" --deploy-mode "$DEPLOY_MODE" --name kraft-audit
       --conf spark.sql.session.timeZone=UTC)

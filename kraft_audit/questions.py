@@ -96,7 +96,8 @@ def under_min_isr(tables_root: str, since: Since | None = None, cluster: str | N
         row["open"] = row["end_offset"] is None
         row["duration_seconds"] = None if end_ms is None else (end_ms - row["start_ms"]) / 1000
         rows.append(row)
-    return sorted(rows, key=lambda r: (-(r["duration_seconds"] or 0), r["start_offset"]))
+    return sorted(rows, key=lambda r: (-(r["duration_seconds"] or 0), r["start_offset"],
+                                       r["interval_id"]))
 
 
 def unclean_elections(tables_root: str, since: Since | None = None, cluster: str | None = None) -> list[dict]:
@@ -127,7 +128,7 @@ def unclean_elections(tables_root: str, since: Since | None = None, cluster: str
                 and _in_window(row["timestamp_ms"], since, newest.get(row["cluster_id"]))):
             elections.append(_election(before, row))
         before = row
-    return sorted(elections, key=lambda e: (-e["timestamp_ms"], e["offset"]))
+    return sorted(elections, key=lambda e: (-e["timestamp_ms"], e["offset"], *_partition_key(e)))
 
 
 def partition_at(
@@ -183,7 +184,8 @@ def violations(
         where &= pc.field("cluster_id") == cluster
     rows = [r for r in table.filter(where).to_pylist()
             if _in_window(r["timestamp_ms"], since, newest.get(r["cluster_id"]))]
-    return sorted(rows, key=lambda r: (r["cluster_id"], r["offset"], r["rule_id"]))
+    return sorted(rows, key=lambda r: (r["cluster_id"], r["offset"], r["rule_id"],
+                                       r["violation_id"]))
 
 
 _DURATION = re.compile(r"^(\d+)([smhdw])$")

@@ -121,9 +121,15 @@ def spark():
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    from kraft_audit.spark.session import build_session
+    from kraft_audit.spark.session import DeltaJarsMissing, build_session
 
-    session = build_session("local[2]", app_name="kraft-audit-tests", shuffle_partitions=2)
+    # One JVM per process, so the connector's jars go in from the start (make
+    # test resolves them); without them the delta-spark tests fail saying so.
+    try:
+        session = build_session("local[2]", app_name="kraft-audit-tests", shuffle_partitions=2,
+                                delta_spark=True)
+    except DeltaJarsMissing:
+        session = build_session("local[2]", app_name="kraft-audit-tests", shuffle_partitions=2)
     yield session
     session.stop()
 

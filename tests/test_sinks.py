@@ -233,10 +233,29 @@ def test_mistakes_are_clear_errors(sinks, output_rows):
         DeltaSinks("x", "delta-spark", app_id="q")
 
 
-@pytest.mark.spark
-def test_delta_spark_backend_without_the_jar_says_how_to_get_it(spark):
-    with pytest.raises(RuntimeError, match=f"--packages {DELTA_SPARK_PACKAGE}"):
-        DeltaSinks("x", "delta-spark", app_id="q", spark=spark)
+def test_delta_spark_backend_without_the_jars_says_how_to_get_them(tmp_path, monkeypatch):
+    from kraft_audit.spark.session import DeltaJarsMissing, build_session, delta_spark_jars
+
+    monkeypatch.setenv("DELTA_SPARK_JARS_DIR", str(tmp_path))
+    with pytest.raises(DeltaJarsMissing, match="run make delta-spark"):
+        delta_spark_jars()
+    # a local session is refused before a JVM starts without them
+    with pytest.raises(DeltaJarsMissing, match=DELTA_SPARK_PACKAGE):
+        build_session("local[1]", delta_spark=True)
+
+
+def test_run_with_delta_spark_but_no_jars_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    from kraft_audit.cli.main import main
+    from kraft_audit.sim.runner import simulate
+    from kraft_audit.sim.scenario import load_scenario
+
+    monkeypatch.setenv("DELTA_SPARK_JARS_DIR", str(tmp_path))
+    simulate(load_scenario("min-isr-change"), tmp_path / "sim", seed=1)
+    code = main(["run", "--once", "--log-dir", str(tmp_path / "sim"), "--backend", "delta-spark",
+                 "--checkpoint", str(tmp_path / "ck"), "--tables", str(tmp_path / "tables"),
+                 "--no-metrics"])
+    assert code == 2
+    assert "run make delta-spark" in capsys.readouterr().err
 
 
 # ------------------------------------------------- Arrow tables as input
@@ -331,3 +350,17 @@ def test_dedupe_latest_arrow_keeps_what_dedupe_latest_keeps(output_rows):
         assert len(expected) < len(rows)
         strip = [{k: r[k] for k in got[0]} for r in expected]
         assert sorted(got, key=repr) == sorted(strip, key=repr), name
+
+
+def test_every_table_is_fed_by_an_operator_output_its_spec_names():
+    from kraft_audit.spark import operator as op
+    from kraft_audit.spark.tables import routes
+
+    outputs = {op.T_VIOLATIONS, op.T_CONDITIONS, op.T_PARTITIONS, op.T_BROKERS, op.T_QUARANTINE,
+               op.T_GAUGES}
+    assert set(routes()) == outputs
+    fed = {table for tables in routes().values() for table in tables}
+    assert fed == set(TABLES) - {"progress"}  # progress is the job's own row
+    # the operator's Arrow outputs carry the core columns of a table they feed
+    for output, table in op.ARROW_TABLES.items():
+        assert table in routes()[output]

@@ -118,9 +118,13 @@ def run(args: argparse.Namespace) -> int:
     fresh = not (Path(cfg["checkpoint"]) / "commits").is_dir()
     _log_progress()
     from kraft_audit.spark.job import AuditJob, summary
+    from kraft_audit.spark.session import DeltaJarsMissing
 
     print(f"checkpoint: {cfg['checkpoint']}\ntables: {cfg['tables']}", file=sys.stderr)
-    job = AuditJob(cfg)
+    try:
+        job = AuditJob(cfg)
+    except DeltaJarsMissing as exc:  # backend delta-spark before `make delta-spark`
+        raise UsageError(str(exc)) from None
     if job.metrics_port:
         print(f"metrics: http://{cfg['metrics']['host']}:{job.metrics_port}/metrics", file=sys.stderr)
     ok = job.run()

@@ -24,18 +24,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kraft_audit.spark import operator as op
+from kraft_audit.spark.tables import routes
 
 log = logging.getLogger("kraft_audit.job")
 
-# operator output table -> Delta tables it feeds
-_TABLE_ROUTES = {
-    op.T_VIOLATIONS: ("violations",),
-    op.T_CONDITIONS: ("conditions",),
-    op.T_PARTITIONS: ("partition_state", "partition_history"),
-    op.T_BROKERS: ("brokers",),
-    op.T_QUARANTINE: ("quarantine",),
-    op.T_GAUGES: ("gauges",),
-}
+# operator output table -> Delta tables it feeds (from each table's TableSpec)
+_TABLE_ROUTES = routes()
 
 
 def audit_settings(cfg: dict) -> op.AuditSettings:
@@ -206,7 +200,8 @@ def session_for(cfg: dict):
     from kraft_audit.spark.session import build_session
 
     return build_session(cfg["spark"]["master"], shuffle_partitions=cfg["spark"]["shuffle_partitions"],
-                         extra_conf={k: str(v) for k, v in cfg["spark"]["conf"].items()})
+                         extra_conf={k: str(v) for k, v in cfg["spark"]["conf"].items()},
+                         delta_spark=cfg["sink"]["backend"] == "delta-spark")
 
 
 class AuditJob:

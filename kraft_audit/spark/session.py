@@ -7,8 +7,51 @@ below are added.
 
 from __future__ import annotations
 
+import glob
 import os
 import sys
+from pathlib import Path
+
+# The Delta Lake Spark connector (backend "delta-spark"). Maven Central serves
+# delta-spark_4.2_2.13 4.4.0 (no 4.4.1 jar, though PyPI has a 4.4.1 delta-spark).
+DELTA_VERSION = "4.4.0"
+DELTA_SPARK_PACKAGE = f"io.delta:delta-spark_4.2_2.13:{DELTA_VERSION}"
+# Where `make delta-spark` puts the connector's jars (deploy/delta-spark/pom.xml);
+# DELTA_SPARK_JARS_DIR overrides it for an installed package.
+DELTA_JARS_DIR = Path(__file__).resolve().parents[2] / ".cache" / "delta-spark" / DELTA_VERSION
+DELTA_SESSION_CONF = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    # Delta's default of 50 snapshot partitions makes every small-table read 50 tasks.
+    "spark.databricks.delta.snapshotPartitions": "2",
+    # progress.clusters holds structs with a NOT NULL cluster_id, as delta-rs
+    # writes it; Spark's connector refuses NOT NULL inside arrays unless told
+    # to leave it unenforced (tables it creates then mark the field nullable).
+    "spark.databricks.delta.constraints.allowUnenforcedNotNull.enabled": "true",
+}
+
+
+class DeltaJarsMissing(RuntimeError):
+    """The connector's jars are not where `make delta-spark` puts them."""
+
+
+def delta_spark_jars() -> list[str]:
+    """The connector's jars (resolved from Maven Central by `make delta-spark`)."""
+    folder = Path(os.environ.get("DELTA_SPARK_JARS_DIR") or DELTA_JARS_DIR)
+    jars = sorted(glob.glob(str(folder / "*.jar")))
+    if not any(Path(j).name.startswith("delta-spark_") for j in jars):
+        raise DeltaJarsMissing(
+            f"backend \"delta-spark\" needs the Delta Lake connector's jars in {folder}: "
+            f"run make delta-spark (or set DELTA_SPARK_JARS_DIR to a folder holding "
+            f"{DELTA_SPARK_PACKAGE} and its dependencies)"
+        )
+    return jars
+
+
+def delta_spark_conf() -> dict[str, str]:
+    """Session settings that put the connector on the classpath and enable it.
+    spark.jars, not spark.jars.packages: no Ivy resolution at runtime."""
+    return {"spark.jars": ",".join(delta_spark_jars()), **DELTA_SESSION_CONF}
 
 
 def prepare_environment() -> None:
@@ -20,8 +63,12 @@ def prepare_environment() -> None:
 
 
 def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit",
-                  shuffle_partitions: int = 2, extra_conf: dict[str, str] | None = None):
-    """Get or create the session and register the `kraft-log` data source."""
+                  shuffle_partitions: int = 2, extra_conf: dict[str, str] | None = None,
+                  delta_spark: bool = False):
+    """Get or create the session and register the `kraft-log` data source.
+    `delta_spark`: with the Delta connector (backend "delta-spark"). Under
+    spark-submit (no master) the submit command may bring the connector
+    itself (--packages), so the local jars are added only when present."""
     prepare_environment()
     from pyspark.sql import SparkSession
 
@@ -38,6 +85,13 @@ def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit"
         # Keep fewer old batch files in the checkpoint (default 100).
         "spark.sql.streaming.minBatchesToRetain": "20",
     }
+    if delta_spark:
+        try:
+            conf.update(delta_spark_conf())
+        except DeltaJarsMissing:
+            if master:
+                raise
+            conf.update(DELTA_SESSION_CONF)
     conf.update(extra_conf or {})
     for key, value in conf.items():
         builder = builder.config(key, value)

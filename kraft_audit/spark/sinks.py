@@ -14,19 +14,27 @@ checkpoint to `sink.app_id`.
 
 Two backends write the same tables:
 - "deltalake" (default): delta-rs from the driver, pip only;
-- "delta-spark": Spark's Delta connector; needs its jar on the classpath
-  (`--packages io.delta:delta-spark_4.2_2.13:4.4.1`). Untested here: this
-  machine cannot fetch the jar.
+- "delta-spark": Spark's Delta connector writes (tests/test_delta_spark.py);
+  its jars come from Maven Central through `make delta-spark`
+  (spark/session.py puts them on the session's classpath).
+
+Both take everything about a table (schema, partitioning, append or merge,
+merge key and condition) from its TableSpec in spark/tables.py, and the
+tables they write are the same Delta tables: either backend reads and
+continues what the other wrote.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 
+from kraft_audit.spark.session import DELTA_SPARK_PACKAGE, delta_spark_jars
 from kraft_audit.spark.tables import (
     APPEND,
     TABLES,
@@ -37,7 +45,7 @@ from kraft_audit.spark.tables import (
 )
 
 BACKENDS = ("deltalake", "delta-spark")
-DELTA_SPARK_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.1"
+__all__ = ["BACKENDS", "DELTA_SPARK_PACKAGE", "DeltaSinks"]
 
 
 class DeltaSinks:
@@ -75,11 +83,19 @@ class DeltaSinks:
             )
         started = time.perf_counter()
         self._create_missing_tables()
-        written = {}
-        for name in TABLES:
-            if name == "progress":
-                continue
-            written[name] = self._write_table(name, batch_id, rows_by_table.get(name, []))
+        names = [name for name in TABLES if name != "progress"]
+
+        def write(name: str) -> int:
+            return self._write_table(name, batch_id, rows_by_table.get(name, []))
+
+        if self._writer.concurrent:
+            # Each table is its own transaction (and its own txn check), so
+            # they can commit side by side: with Spark a commit is a few small
+            # jobs, mostly waiting, 2-5 s each on a busy 2-core machine.
+            with ThreadPoolExecutor(len(names), thread_name_prefix="delta-sink") as pool:
+                written = dict(zip(names, pool.map(write, names)))
+        else:
+            written = {name: write(name) for name in names}
         self.last_write_seconds = time.perf_counter() - started
         progress = [
             {**row, "write_seconds": self.last_write_seconds}
@@ -139,6 +155,8 @@ def _txn(app_id: str, batch_id: int) -> CommitProperties:
 class _DeltaRsWriter:
     """delta-rs: the driver writes Parquet and commits to `_delta_log` itself."""
 
+    concurrent = False  # ~0.02 s a commit: nothing to gain
+
     def create(self, path: str, spec: TableSpec) -> None:
         DeltaTable.create(
             path, spec.schema, mode="ignore", partition_by=list(spec.partition_by) or None
@@ -177,6 +195,7 @@ class _DeltaSparkWriter:
         "spark.databricks.delta.write.txnAppId",
         "spark.databricks.delta.write.txnVersion",
     )
+    concurrent = True
 
     def __init__(self, spark):
         if spark is None:
@@ -184,51 +203,86 @@ class _DeltaSparkWriter:
                 'backend "delta-spark" needs the SparkSession: DeltaSinks(..., spark=spark)'
             )
         self.spark = spark
-        try:
-            spark._jvm.java.lang.Class.forName("io.delta.tables.DeltaTable")
-            from delta.tables import DeltaTable as SparkDeltaTable
-        except Exception as exc:
+        from py4j.java_gateway import JavaClass
+
+        # py4j resolves names through the thread's context class loader, which
+        # holds spark.jars (Class.forName would not see them); an unknown name
+        # comes back as a JavaPackage.
+        if not isinstance(spark._jvm.io.delta.tables.DeltaTable, JavaClass):
+            try:
+                delta_spark_jars()
+                where = "they are resolved but not on this session's classpath"
+            except RuntimeError as missing:
+                where = str(missing)
             raise RuntimeError(
-                'backend "delta-spark" needs the Delta Lake jar on the Spark classpath: '
-                f"spark-submit --packages {DELTA_SPARK_PACKAGE} --conf "
-                "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension --conf "
-                "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog "
-                '(and pip install "kraft-audit[delta-spark]"); or use backend "deltalake"'
+                f'backend "delta-spark": no Delta Lake connector ({DELTA_SPARK_PACKAGE}) '
+                f"in this SparkSession; {where}. The session needs spark.jars set to "
+                "them before it starts (spark/session.py: build_session(delta_spark=True)), "
+                'or spark-submit --packages; or use backend "deltalake"'
+            )
+        try:
+            from delta.tables import DeltaTable as SparkDeltaTable
+        except ImportError as exc:
+            raise RuntimeError(
+                'backend "delta-spark" needs the connector\'s Python API: '
+                'pip install "kraft-audit[delta-spark]" (make install does)'
             ) from exc
         self._delta_table = SparkDeltaTable
+        self._sessions: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    def _session(self, path: str):
+        """A session per table: MERGE takes its txn from session confs, which
+        tables written side by side must not share."""
+        with self._lock:
+            if path not in self._sessions:
+                self._sessions[path] = self.spark.newSession()
+            return self._sessions[path]
 
     def create(self, path: str, spec: TableSpec) -> None:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        # From the spec's Arrow schema, nullability included, as delta-rs
+        # creates it: a key column is NOT NULL whichever backend made the table.
         (
-            self.spark.createDataFrame(spec.schema.empty_table())
-            .write.format("delta")
-            .partitionBy(*spec.partition_by)
-            .mode("ignore")
-            .save(path)
+            self._delta_table.createIfNotExists(self.spark)
+            .location(os.path.abspath(path))
+            .addColumns(from_arrow_schema(spec.schema))
+            .partitionedBy(*spec.partition_by)
+            .execute()
         )
 
     def append(self, table, path, spec, data: pa.Table, app_id, batch_id) -> None:
         (
-            self.spark.createDataFrame(data)
+            self._frame(self._session(path), spec, data)
             .write.format("delta")
             .mode("append")
             .option("txnAppId", app_id)
             .option("txnVersion", batch_id)
-            .partitionBy(*spec.partition_by)
             .save(path)
         )
 
     def merge(self, table, path, spec, data: pa.Table, app_id, batch_id) -> None:
+        session = self._session(path)
         for conf, value in zip(self._TXN_CONFS, (app_id, str(batch_id)), strict=True):
-            self.spark.conf.set(conf, value)
+            session.conf.set(conf, value)
         try:
             (
-                self._delta_table.forPath(self.spark, path)
+                self._delta_table.forPath(session, path)
                 .alias("t")
-                .merge(self.spark.createDataFrame(data).alias("s"), _merge_predicate(spec))
+                .merge(self._frame(session, spec, data).alias("s"), _merge_predicate(spec))
                 .whenMatchedUpdateAll(condition=spec.replace_when)
                 .whenNotMatchedInsertAll()
                 .execute()
             )
         finally:
             for conf in self._TXN_CONFS:
-                self.spark.conf.unset(conf)
+                session.conf.unset(conf)
+
+    @staticmethod
+    def _frame(session, spec: TableSpec, data: pa.Table):
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        # The spec's Spark schema, not the one inferred from Arrow: keeps
+        # int8/date/map types and NOT NULL keys exactly as the table has them.
+        return session.createDataFrame(data, schema=from_arrow_schema(spec.schema))

@@ -127,6 +127,8 @@ QUARANTINE = pa.schema(
 # one per batch however many clusters one job audits.
 PROGRESS_CLUSTER = pa.struct(
     [
+        # NOT NULL for delta-rs; Spark's connector cannot enforce it inside an
+        # array and keeps it unenforced (spark/session.py DELTA_SESSION_CONF)
         _key("cluster_id", pa.string()),
         _f("records", pa.int64()),
         _f("min_offset", pa.int64()),
@@ -177,7 +179,14 @@ GAUGES = pa.schema(
 
 @dataclass(frozen=True)
 class TableSpec:
-    """How one table is laid out and written.
+    """Everything about one Delta table: its name, schema, where its rows come
+    from, and how both sink backends (delta-rs and Spark's Delta connector)
+    create and write it. A new table is a schema and a TableSpec here, the
+    operator emitting its rows, and its entry in docs/tables.md.
+
+    `source` is the operator output table that feeds it (spark/operator.py
+    T_*; one output may feed several tables), None for tables the job writes
+    itself (progress).
 
     Merge tables name the key that identifies a row, the column that orders
     two versions of it (the higher wins, also among duplicates inside one
@@ -189,6 +198,7 @@ class TableSpec:
     name: str
     schema: pa.Schema
     mode: str  # APPEND | MERGE
+    source: str | None = None
     partition_by: tuple[str, ...] = ()
     keys: tuple[str, ...] = ()
     order_by: str | None = None
@@ -198,13 +208,14 @@ class TableSpec:
 TABLES: dict[str, TableSpec] = {
     spec.name: spec
     for spec in [
-        TableSpec("violations", VIOLATIONS, APPEND, partition_by=("cluster_id", "date")),
+        TableSpec("violations", VIOLATIONS, APPEND, "violations", partition_by=("cluster_id", "date")),
         # An interval is emitted open, then again closed: only the close updates it,
         # and a closed interval is never reopened by a replayed open row.
         TableSpec(
             "conditions",
             CONDITIONS,
             MERGE,
+            "conditions",
             keys=("interval_id",),
             order_by="end_offset",
             replace_when="s.end_offset IS NOT NULL AND t.end_offset IS NULL",
@@ -213,29 +224,44 @@ TABLES: dict[str, TableSpec] = {
             "partition_state",
             PARTITION_STATE,
             MERGE,
+            "partitions",
             keys=("cluster_id", "topic_id", "partition"),
             order_by="offset",
             replace_when="s.`offset` >= t.`offset`",
         ),
         TableSpec(
-            "partition_history", PARTITION_HISTORY, APPEND, partition_by=("cluster_id", "date")
+            "partition_history",
+            PARTITION_HISTORY,
+            APPEND,
+            "partitions",
+            partition_by=("cluster_id", "date"),
         ),
         TableSpec(
             "brokers",
             BROKERS,
             MERGE,
+            "brokers",
             keys=("cluster_id", "broker_id"),
             order_by="offset",
             replace_when="s.`offset` >= t.`offset`",
         ),
-        TableSpec("quarantine", QUARANTINE, APPEND),
+        TableSpec("quarantine", QUARANTINE, APPEND, "quarantine"),
         TableSpec("progress", PROGRESS, APPEND),
         # The latest report of a bucket always wins: the sink's transaction
         # check already keeps replayed batches out, and batch ids restart with
         # a new checkpoint, so they cannot order rows across runs.
-        TableSpec("gauges", GAUGES, MERGE, keys=("cluster_id", "bucket")),
+        TableSpec("gauges", GAUGES, MERGE, "gauges", keys=("cluster_id", "bucket")),
     ]
 }
+
+
+def routes() -> dict[str, tuple[str, ...]]:
+    """Operator output table -> the Delta tables it feeds."""
+    out: dict[str, tuple[str, ...]] = {}
+    for spec in TABLES.values():
+        if spec.source is not None:
+            out[spec.source] = out.get(spec.source, ()) + (spec.name,)
+    return out
 
 
 _MS_PER_DAY = 86_400_000

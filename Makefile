@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus kafka demo test bench clean
+.PHONY: install prometheus kafka demo test bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -45,6 +45,12 @@ test: install prometheus kafka
 
 bench: install
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# Scale figures (bootstrap, steady state at 10k..1M partitions, backfill, core, restart): long;
+# a quick run: make bench-scale SCALE_ARGS="--sizes 10000,100000 --seconds 10"
+SCALE_ARGS ?=
+bench-scale: install
+	$(BIN)/python bench/scale.py $(SCALE_ARGS)
 
 clean:
 	rm -rf $(VENV) $(WORKDIR) .pytest_cache

@@ -250,12 +250,12 @@ _LIVE: dict[tuple[str, int], tuple[AuditSettings, str, Any]] = {}
 
 
 def restore(audit: AuditSettings, cluster_id: str, bucket: int, state_row: tuple | None):
-    """(auditor, held side inputs) from the group's state row: the live auditor
-    when it wrote that row, else rebuilt from it. The entry leaves the cache
+    """(auditor, held side inputs, rebuilt) from the group's state row: the live
+    auditor when it wrote that row, else rebuilt from it (rebuilt True). The entry leaves the cache
     until `save`, so a call that fails half-way leaves no half-applied auditor."""
     live = _LIVE.pop((cluster_id, bucket), None)
     if state_row is None:
-        return new_auditor(audit, bucket), []
+        return new_auditor(audit, bucket), [], False
     version = state_row[0]
     if version != STATE_VERSION:
         raise RuntimeError(f"the checkpoint holds streaming state version {version}; this kraft-audit "
@@ -264,11 +264,11 @@ def restore(audit: AuditSettings, cluster_id: str, bucket: int, state_row: tuple
     token, meta, topology, shards, held = state_row[1:6]
     held = pickle.loads(bytes(held)) if held else []
     if live is not None and live[0] == audit and live[1] == token:
-        return live[2], held
+        return live[2], held, False
     from kraft_audit import snapshot
 
     snap = snapshot.Snapshot(bytes(meta), bytes(topology), pickle.loads(bytes(shards)))
-    return snapshot.restore(snap, _catalog(audit.rule_files), core_settings(audit)), held
+    return snapshot.restore(snap, _catalog(audit.rule_files), core_settings(audit)), held, True
 
 
 def save(audit: AuditSettings, cluster_id: str, bucket: int, auditor, held: list, state) -> int:
@@ -374,7 +374,7 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
     """applyInPandasWithState function: one (cluster, bucket) group."""
     started = time.perf_counter()
     cluster_id, bucket = str(key[0]), int(key[1])
-    auditor, held = restore(audit, cluster_id, bucket, state.get if state.exists else None)
+    auditor, held, rebuilt = restore(audit, cluster_id, bucket, state.get if state.exists else None)
     timed_out = bool(state.hasTimedOut)
     pdf = _frames(pdfs)
     pdf, dropped_noops = _thin_noops(pdf)
@@ -436,6 +436,8 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
         "max_offset": max(offsets) if offsets else None,
         "max_timestamp_ms": max((e.timestamp_ms for e in owned_records), default=None),
         "state_bytes": state_bytes,
+        "rebuilt": rebuilt,  # restored from the state row, not the worker's live auditor
+        "shards_loaded": auditor.state.partitions.loaded_shards,  # of the partition table, after the call
         "duration_ms": round((time.perf_counter() - started) * 1000, 3),
     }))
     yield encode_output(rows)

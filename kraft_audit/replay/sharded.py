@@ -151,10 +151,6 @@ class ShardedDict:
         self.load_all()
         return iter(self._data)
 
-    def keys(self):
-        self.load_all()
-        return self._data.keys()
-
     def values(self):
         self.load_all()
         return self._data.values()

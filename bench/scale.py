@@ -102,6 +102,54 @@ def worst_case_log(path: Path, partitions: int, changes: int) -> int:
     return n
 
 
+def operator_call(work: Path, n: int, buckets: int, changes: int) -> dict:
+    """The stateful function alone (no query): one bucket of an n-partition cluster
+    takes a micro-batch of `changes` partition changes. `live`: the worker still
+    holds the bucket's auditor; `rebuilt`: it restores from the state row."""
+    import statistics
+
+    from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+    from pyspark.sql.types import StructType
+
+    from kraft_audit.codec.logdir import read_log_dir
+    from kraft_audit.events import MetadataEvent
+    from kraft_audit.sim.bulk import BulkLog
+    from kraft_audit.spark import event_rows
+    from kraft_audit.spark import operator as op
+
+    def state_of(row=None):
+        return GroupState(row, int(time.time() * 1000), -1, GroupStateTimeout.NoTimeout, False,
+                          False, row is not None, False, False, -1, b"", StructType())
+
+    log = BulkLog(work / f"op{n}", n)
+    boot = log.bootstrap()
+    log.changes(changes * buckets * 6, per_batch=10)
+    log.close()
+    audit = op.AuditSettings(buckets=buckets, timeout_ms=0)
+    mine = [e for e in read_log_dir(work / f"op{n}") if isinstance(e, MetadataEvent)
+            and 1 in op.target_buckets(e.type, e.data.get("topicId"), e.data.get("partitionId"), buckets)]
+    key = (mine[0].cluster_id, 1)
+    first = [e for e in mine if e.offset < boot]
+    rest = [e for e in mine if e.offset >= boot]
+    state = state_of()
+    list(op.audit_group(key, iter([event_rows.to_record_batch(first).to_pandas()]), state, audit))
+    times = {"live": [], "rebuilt": []}
+    size = len(rest) // 6
+    for i in range(6):
+        frame = event_rows.to_record_batch(rest[i * size:(i + 1) * size]).to_pandas()
+        kind = "live" if i % 2 else "rebuilt"
+        if kind == "rebuilt":
+            getattr(op, "_LIVE", {}).clear()
+        state = state_of(state.get)
+        t0 = time.perf_counter()
+        list(op.audit_group(key, iter([frame]), state, audit))
+        times[kind].append(time.perf_counter() - t0)
+    return {"bucket_partitions": boot // buckets, "records": size,
+            "live_ms": statistics.median(times["live"]) * 1000,
+            "rebuilt_ms": statistics.median(times["rebuilt"]) * 1000,
+            "state_bytes": sum(len(v) for v in state.get[1:] if isinstance(v, (bytes, bytearray)))}
+
+
 # ------------------------------------------------------------------ streaming
 
 def backfill(spark, work: Path, log: Path, records: int, buckets: int, per_trigger: int) -> dict:
@@ -262,6 +310,13 @@ def main() -> int:
             core_noop = bench_core(noops)
             print(f"core, realistic ({n_noops:,} records, 95% NoOps): decode {core_noop['decode_s']:.1f} s + "
                   f"audit {core_noop['audit_s']:.1f} s = {core_noop['rate']:,.0f} records/s  [target >= 400k]")
+        if not args.skip_core:
+            for n in sizes:
+                c = operator_call(work, n, args.buckets, int(args.rate / args.buckets))
+                print(f"operator alone, one bucket of {n:,} partitions (~{c['bucket_partitions']:,} in the "
+                      f"bucket), {c['records']} changes a call: {c['live_ms']:.0f} ms with the live auditor, "
+                      f"{c['rebuilt_ms']:.0f} ms rebuilt from the state row; state row "
+                      f"{c['state_bytes'] / 1e6:.1f} MB")
         if args.core_only:
             return 0
 

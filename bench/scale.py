@@ -290,6 +290,7 @@ def main() -> int:
     parser.add_argument("--backfill-changes", type=int, default=300_000)
     parser.add_argument("--skip-backfill", action="store_true")
     parser.add_argument("--skip-core", action="store_true")
+    parser.add_argument("--operator-only", action="store_true", help="only the stateful function alone, per size")
     parser.add_argument("--skip-restart", action="store_true")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -298,9 +299,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kraft-audit-scale-") as tmp:
         work = Path(tmp)
         worst = work / "worst"
-        n_worst = worst_case_log(worst, args.backfill_partitions, args.backfill_changes)
+        n_worst = 0 if args.operator_only else worst_case_log(worst, args.backfill_partitions, args.backfill_changes)
         core = None
-        if not args.skip_core:
+        if not args.skip_core and not args.operator_only:
             core = bench_core(worst)
             print(f"core, worst case ({n_worst:,} records: {args.backfill_partitions:,} PartitionRecords then "
                   f"PartitionChangeRecords): decode {core['decode_s']:.1f} s + audit {core['audit_s']:.1f} s = "
@@ -310,14 +311,14 @@ def main() -> int:
             core_noop = bench_core(noops)
             print(f"core, realistic ({n_noops:,} records, 95% NoOps): decode {core_noop['decode_s']:.1f} s + "
                   f"audit {core_noop['audit_s']:.1f} s = {core_noop['rate']:,.0f} records/s  [target >= 400k]")
-        if not args.skip_core:
+        if not args.skip_core or args.operator_only:
             for n in sizes:
                 c = operator_call(work, n, args.buckets, int(args.rate / args.buckets))
                 print(f"operator alone, one bucket of {n:,} partitions (~{c['bucket_partitions']:,} in the "
                       f"bucket), {c['records']} changes a call: {c['live_ms']:.0f} ms with the live auditor, "
                       f"{c['rebuilt_ms']:.0f} ms rebuilt from the state row; state row "
                       f"{c['state_bytes'] / 1e6:.1f} MB")
-        if args.core_only:
+        if args.core_only or args.operator_only:
             return 0
 
         from kraft_audit.spark.session import build_session

@@ -38,11 +38,6 @@ class Snapshot:
     topology: bytes
     shards: dict[str, dict[int, bytes]]  # table -> shard -> bytes
 
-    @property
-    def size(self) -> int:
-        return len(self.meta) + len(self.topology) + sum(
-            len(b) for blobs in self.shards.values() for b in blobs.values())
-
 
 def take(auditor) -> Snapshot:
     meta = {k: v for k, v in auditor.__dict__.items() if k not in _NOT_META and not k.startswith("_rules")}

@@ -290,6 +290,7 @@ def main() -> int:
     parser.add_argument("--backfill-changes", type=int, default=300_000)
     parser.add_argument("--skip-backfill", action="store_true")
     parser.add_argument("--skip-core", action="store_true")
+    parser.add_argument("--driver-memory", default=None, help="spark.driver.memory (local mode: the whole JVM)")
     parser.add_argument("--operator-only", action="store_true", help="only the stateful function alone, per size")
     parser.add_argument("--skip-restart", action="store_true")
     args = parser.parse_args()
@@ -323,7 +324,8 @@ def main() -> int:
 
         from kraft_audit.spark.session import build_session
 
-        spark = build_session("local[2]", shuffle_partitions=2)
+        spark = build_session("local[2]", shuffle_partitions=2, extra_conf={
+            "spark.driver.memory": args.driver_memory} if args.driver_memory else None)
         if not args.skip_backfill and core is not None:
             back = backfill(spark, work / "backfill", worst, n_worst, args.buckets, args.per_trigger)
             core_s = core["decode_s"] + core["audit_s"]

@@ -4,7 +4,7 @@ Why: a Spark bucket holds up to hundreds of thousands of partitions, and a
 micro-batch touches a few of them. Pickling or unpickling the whole table on
 every micro-batch made its cost grow with the cluster. Here entries are
 grouped into SHARDS shards by a stable hash of the partition; only the shards
-a caller wrote are pickled again (`blobs()`), and a table restored from blobs
+a caller wrote are pickled (and zlib-compressed) again (`blobs()`), and a table restored from blobs
 unpickles a shard only when one of its keys is first read or written.
 
 Only the mapping methods the core uses are offered; the ones that visit every
@@ -70,7 +70,7 @@ class ShardedDict:
 
     def _load(self, shard: int) -> None:
         self._unloaded.discard(shard)
-        items = pickle.loads(self._blobs[shard])
+        items = pickle.loads(zlib.decompress(self._blobs[shard]))
         if self._unpack is not None:
             items = [self._unpack(packed) for packed in items]
         self._data.update(items)
@@ -86,8 +86,10 @@ class ShardedDict:
             keys = self._members.get(shard)
             if keys:
                 data, pack = self._data, self._pack
-                self._blobs[shard] = pickle.dumps([pack(k, data[k]) for k in keys],
-                                                  protocol=pickle.HIGHEST_PROTOCOL)
+                # compressed: the whole table crosses the JVM and the state store every
+                # micro-batch, and a shard's broker lists and epochs repeat
+                self._blobs[shard] = zlib.compress(pickle.dumps(
+                    [pack(k, data[k]) for k in keys], protocol=pickle.HIGHEST_PROTOCOL), 1)
             else:
                 self._blobs.pop(shard, None)
                 self._members.pop(shard, None)

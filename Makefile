@@ -47,8 +47,8 @@ bench: install
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 # Scale figures (bootstrap, steady state at 10k..1M partitions, backfill, core, restart): long;
-# a quick run: make bench-scale SCALE_ARGS="--sizes 10000,100000 --seconds 10"
-SCALE_ARGS ?=
+# a quick run: make bench-scale SCALE_ARGS="--sizes 10000,100000 --seconds 10"; --core-only, --operator-only
+SCALE_ARGS ?= --driver-memory 4g
 bench-scale: install
 	$(BIN)/python bench/scale.py $(SCALE_ARGS)
 

@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus kafka delta-spark demo demo-kafka test bench clean
+.PHONY: install prometheus kafka delta-spark demo demo-kafka test bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -60,6 +60,12 @@ test: install prometheus kafka delta-spark
 
 bench: install
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# Scale figures (bootstrap, steady state at 10k..1M partitions, backfill, core, restart): long;
+# a quick run: make bench-scale SCALE_ARGS="--sizes 10000,100000 --seconds 10"; --core-only, --operator-only
+SCALE_ARGS ?= --driver-memory 4g
+bench-scale: install
+	$(BIN)/python bench/scale.py $(SCALE_ARGS)
 
 clean:
 	rm -rf $(VENV) $(WORKDIR) demo-kafka-out .pytest_cache

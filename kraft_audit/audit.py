@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import gc
 import json
-import pickle
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from kraft_audit.events import (KIND_LOG_DIRS, KIND_RECORD, KIND_REGISTRATION, MetadataEvent,
                                 Quarantined)
 from kraft_audit.outputs import BrokerRow, ClusterGauges, ConditionChange, PartitionRow, Violation
-from kraft_audit.replay.conditions import (CONDITIONS, ELR_IN_USE, LEADERLESS, MANUAL_ELECTION_REQUIRED,
-                                           RECOVERING_BIT, UNDER_MIN_ISR, condition_mask)
+from kraft_audit.replay.conditions import condition_mask
 from kraft_audit.replay.partition import RECOVERED, RECOVERING, Partition
 from kraft_audit.replay.settings import MV_4_0_IV1, CoreSettings
 from kraft_audit.replay.state import (MIN_ISR, TOPIC_RESOURCE, UNCLEAN_ELECTION, ClusterState,
@@ -33,8 +31,8 @@ from kraft_audit.rules.registry import (ALL_SHAPES, ON_BATCH_END, ON_INPUT, ON_L
                                         ON_PARTITION, ON_PARTITION_BATCH_END, ON_REGISTRATION,
                                         ON_REGISTRATION_TIMEOUT, PARTITION_RECORDS, SCOPE_CLUSTER,
                                         SETS_LEADER, Finding, change_shape)
+from kraft_audit.watch import Watch
 
-STATE_FORMAT = 1
 _PARTITION_TYPES = frozenset(PARTITION_RECORDS)
 _FENCING_TYPES = frozenset({"FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD"})
 _BROKER_TYPES = frozenset({"REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD",
@@ -70,8 +68,8 @@ class Auditor:
         self.unclean_elections_total = 0
         self.elr_elections_total = 0
         self.unclean_recovery_finished_total = 0
-        self._masks: dict[tuple[str, int], int] = {}  # partition -> open condition bits
-        self._open: dict[tuple[tuple[str, int], str], tuple[int, int]] = {}  # -> (offset, ms)
+        self._watch = Watch()  # conditions per partition and the gauges counted from them
+        self._topology_blob: bytes | None = None  # stored form of the state but its partitions; None = changed
         self._pending_requests: dict[tuple[int, str], tuple[dict, int]] = {}
         self._pending_records: dict[tuple[int, str], Registered] = {}
         self._matched: set[tuple[int, str]] = set()  # one per broker restart: small
@@ -144,19 +142,7 @@ class Auditor:
 
     def gauges(self, cluster_id: str | None = None) -> ClusterGauges:
         g = ClusterGauges(cluster_id if cluster_id is not None else self.cluster_id)
-        electable: dict[str, int] = {}
-        state = self.state
-        for part in state.partitions.values():
-            g.partitions += 1
-            mask = condition_mask(part, state.effective_min_isr(part), state)
-            g.under_min_isr += bool(mask & UNDER_MIN_ISR)
-            g.leaderless += bool(mask & LEADERLESS)
-            g.manual_election_required += bool(mask & MANUAL_ELECTION_REQUIRED)
-            g.unclean_recovery += bool(mask & RECOVERING_BIT)
-            g.elr_in_use += bool(mask & ELR_IN_USE)
-            n = str(len(part.isr) + len(part.elr))
-            electable[n] = electable.get(n, 0) + 1
-        g.electable_leaders = dict(sorted(electable.items(), key=lambda kv: int(kv[0])))
+        self._watch.fill(g)
         g.unclean_recovery_finished_total = self.unclean_recovery_finished_total
         g.unclean_elections_total = self.unclean_elections_total
         g.elr_elections_total = self.elr_elections_total
@@ -166,28 +152,21 @@ class Auditor:
 
     def open_conditions(self) -> list[ConditionChange]:
         """Every condition interval still open, oldest first."""
-        rows = [self._condition_row(key, name, start) for (key, name), start in self._open.items()]
+        rows = [self._condition_row(key, name, start) for (key, name), start in self._watch.open.items()]
         return sorted(rows, key=lambda r: (r.start_offset, r.interval_id))
 
     def to_bytes(self) -> bytes:
-        # The catalog and what is bound from it are given again to from_bytes.
-        kept = {k: v for k, v in self.__dict__.items() if not k.startswith("_rules")
-                and k not in ("_out", "_check", "catalog")}
-        return pickle.dumps((STATE_FORMAT, kept), protocol=pickle.HIGHEST_PROTOCOL)
+        """The whole auditor as one blob (the streaming job stores its parts: see snapshot.py)."""
+        from kraft_audit import snapshot
+
+        return snapshot.to_bytes(snapshot.take(self))
 
     @classmethod
     def from_bytes(cls, data: bytes, catalog: Catalog,
                    settings: CoreSettings | Mapping[str, Any] | None = None) -> Auditor:
-        version, kept = pickle.loads(data)
-        if version != STATE_FORMAT:
-            raise ValueError(f"auditor state format {version} is not {STATE_FORMAT}")
-        auditor = cls.__new__(cls)
-        auditor.__dict__.update(kept)
-        if settings is not None:
-            auditor.settings = CoreSettings.of(settings)
-            auditor.state.reconfigure(auditor.settings)
-        auditor._bind(catalog)
-        return auditor
+        from kraft_audit import snapshot
+
+        return snapshot.restore(snapshot.from_bytes(data), catalog, settings)
 
     # ------------------------------------------------------------ dispatch
 
@@ -220,6 +199,8 @@ class Auditor:
 
     def _handle(self, event: MetadataEvent) -> None:
         kind = event.kind
+        if event.type != "PARTITION_CHANGE_RECORD":  # only those leave topics, brokers, configs alone
+            self._topology_blob = None
         if kind == KIND_RECORD:
             if event.type == "PARTITION_CHANGE_RECORD":
                 self._partition_change(event)
@@ -275,6 +256,7 @@ class Auditor:
                            after: Partition | None, elr_enabled: bool) -> None:
         current = after if after is not None else before
         key = (current.topic_id, current.partition)
+        self._watch.partition_moved(before, after)
         if after is None:  # topic deleted
             self._conditions(event, key, 0)
             self._out.partitions.append(self._partition_row(after=before, event=event, deleted=True))
@@ -317,25 +299,11 @@ class Auditor:
             self.elr_elections_total += 1
 
     def _conditions(self, event: MetadataEvent, key: tuple[str, int], mask: int) -> None:
-        old = self._masks.get(key, 0)
-        if mask == old:
-            return
-        if mask:
-            self._masks[key] = mask
-        else:
-            self._masks.pop(key, None)
-        for name, bit in CONDITIONS:
-            if not (old ^ mask) & bit:
-                continue
-            if mask & bit:
-                start = (event.offset, event.timestamp_ms)
-                self._open[(key, name)] = start
-                self._out.conditions.append(self._condition_row(key, name, start))
-            else:
-                start = self._open.pop((key, name), (event.offset, event.timestamp_ms))
-                row = self._condition_row(key, name, start)
-                row.end_offset, row.end_ms = event.offset, event.timestamp_ms
-                self._out.conditions.append(row)
+        for name, start, end in self._watch.update(key, mask, event.offset, event.timestamp_ms):
+            row = self._condition_row(key, name, start)
+            if end is not None:
+                row.end_offset, row.end_ms = end
+            self._out.conditions.append(row)
 
     def _recheck_conditions(self, event: MetadataEvent, topic_ids: Iterable[str]) -> None:
         """Config changes move conditions without any partition record: min.insync.replicas

@@ -8,7 +8,7 @@ broker never registered) raise `ReplayError`; the auditor turns those into
 quarantine rows and `input.*` findings.
 
 Everything here is plain data (dicts, tuples, slotted classes) so a Spark
-bucket can pickle it cheaply.
+bucket can pickle it cheaply; the partition table is sharded (sharded.py).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from kraft_audit.events import MetadataEvent
 from kraft_audit.replay.partition import Partition
+from kraft_audit.replay.sharded import partition_table
 from kraft_audit.replay.settings import (ELR_FEATURE, METADATA_VERSION, MV_4_0_IV1,
                                          CoreSettings)
 
@@ -84,7 +85,8 @@ class ClusterState:
         self.topic_ids: dict[str, str] = {}  # name -> topic id
         self.deleted_topics: dict[str, str] = {}  # topic id -> name, for stray replicas
         self.topic_partitions: dict[str, list[int]] = {}  # topic id -> partitions seen here
-        self.partitions: dict[PartitionKey, Partition] = {}
+        # PartitionKey -> Partition, stored in shards so a micro-batch re-saves only what it changed
+        self.partitions = partition_table()
         self.brokers: dict[int, Broker] = {}
         self.configs: dict[tuple[int, str], dict[str, str]] = {}
         self.features: dict[str, int] = {}

@@ -11,9 +11,19 @@ reads (NoOp, producer ids, ACLs, quotas, SCRAM, tokens) and quarantined input
 go to bucket 0 only: NoOps are 95%+ of a real log, fanning them out would
 multiply the work by B. Bucket 0 also emits the cluster-scoped findings.
 
-State. One binary column holding the core's own serialisation (pyspark 4.2
-breaks on array types in the state schema), behind a version number so a
-future layout can be read or refused clearly.
+State. The core's stored form in parts (kraft_audit/snapshot.py): meta
+(counters, small, every call), topology (topics, brokers, configs: rewritten
+only when they changed) and the sharded partition and condition tables, of
+which a call pickles again only the shards it wrote. Binary columns only
+(pyspark 4.2 breaks on array types in the state schema), behind a version
+number; a checkpoint of another version is refused with a clear error.
+
+Live auditors stay in the Python worker between micro-batches (`_LIVE`),
+with the token of the state row they wrote: a call whose state row carries
+that token goes on with the live object, any other (another worker had the
+bucket, the worker restarted, Spark retried a batch, a restart from the
+checkpoint) restores from the row, lazily: only the shards the call touches
+are unpickled. The cache only saves work; the state row alone is the truth.
 
 Output. A few rows per group call: (table, part, rows). For the tables the
 sinks write row by row (violations, conditions, partitions, brokers,
@@ -34,6 +44,7 @@ from __future__ import annotations
 
 import pickle
 import time
+import uuid
 import zlib
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Iterable, Iterator
@@ -50,8 +61,8 @@ from kraft_audit.events import (
 from kraft_audit.sideinputs.order import interleave
 from kraft_audit.spark import event_rows, tables
 
-STATE_VERSION = 1
-STATE_DDL = "version int, auditor binary, held binary"
+STATE_VERSION = 2
+STATE_DDL = "version int, token string, meta binary, topology binary, shards binary, held binary"
 OUTPUT_DDL = "table string, part int, rows binary"
 OUTPUT_COLUMNS = ["table", "part", "rows"]
 OUTPUT_CHUNK = 20_000  # dicts per output row: keeps each binary cell far below Arrow's 2 GiB
@@ -233,18 +244,44 @@ def new_auditor(audit: AuditSettings, bucket: int):
     return Auditor(_catalog(audit.rule_files), core_settings(audit), emit_cluster_findings=(bucket == 0))
 
 
-def restore(audit: AuditSettings, bucket: int, state_row: tuple | None):
-    """(auditor, held side inputs) from the group's state row."""
-    if state_row is None:
-        return new_auditor(audit, bucket), []
-    version, blob, held = state_row[0], state_row[1], state_row[2]
-    if version != STATE_VERSION:
-        raise RuntimeError(f"streaming state version {version} is not {STATE_VERSION}: "
-                           "start with a new checkpoint location")
-    from kraft_audit.audit import Auditor
+# (cluster, bucket) -> (audit settings, token of the state row written, auditor):
+# this worker's live auditors, so a micro-batch need not rebuild its bucket.
+_LIVE: dict[tuple[str, int], tuple[AuditSettings, str, Any]] = {}
 
-    auditor = Auditor.from_bytes(bytes(blob), _catalog(audit.rule_files), core_settings(audit))
-    return auditor, (pickle.loads(bytes(held)) if held else [])
+
+def restore(audit: AuditSettings, cluster_id: str, bucket: int, state_row: tuple | None):
+    """(auditor, held side inputs, rebuilt) from the group's state row: the live
+    auditor when it wrote that row, else rebuilt from it (rebuilt True). The entry leaves the cache
+    until `save`, so a call that fails half-way leaves no half-applied auditor."""
+    live = _LIVE.pop((cluster_id, bucket), None)
+    if state_row is None:
+        return new_auditor(audit, bucket), [], False
+    version = state_row[0]
+    if version != STATE_VERSION:
+        raise RuntimeError(f"the checkpoint holds streaming state version {version}; this kraft-audit "
+                           f"reads version {STATE_VERSION} only: start with a new checkpoint location "
+                           "(the job re-reads the log from its start)")
+    token, meta, topology, shards, held = state_row[1:6]
+    held = pickle.loads(bytes(held)) if held else []
+    if live is not None and live[0] == audit and live[1] == token:
+        return live[2], held, False
+    from kraft_audit import snapshot
+
+    snap = snapshot.Snapshot(bytes(meta), bytes(topology), pickle.loads(bytes(shards)))
+    return snapshot.restore(snap, _catalog(audit.rule_files), core_settings(audit)), held, True
+
+
+def save(audit: AuditSettings, cluster_id: str, bucket: int, auditor, held: list, state) -> int:
+    """Write the state row and keep the auditor live; returns the state's size in bytes."""
+    from kraft_audit import snapshot
+
+    snap = snapshot.take(auditor)
+    token = uuid.uuid4().hex
+    shards = pickle.dumps(snap.shards, protocol=pickle.HIGHEST_PROTOCOL)
+    held_blob = pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL) if held else b""
+    state.update((STATE_VERSION, token, snap.meta, snap.topology, shards, held_blob))
+    _LIVE[(cluster_id, bucket)] = (audit, token, auditor)
+    return len(snap.meta) + len(snap.topology) + len(shards) + len(held_blob)
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -337,7 +374,7 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
     """applyInPandasWithState function: one (cluster, bucket) group."""
     started = time.perf_counter()
     cluster_id, bucket = str(key[0]), int(key[1])
-    auditor, held = restore(audit, bucket, state.get if state.exists else None)
+    auditor, held, rebuilt = restore(audit, cluster_id, bucket, state.get if state.exists else None)
     timed_out = bool(state.hasTimedOut)
     pdf = _frames(pdfs)
     pdf, dropped_noops = _thin_noops(pdf)
@@ -359,9 +396,7 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
             getattr(out, name).extend(getattr(late, name))
 
     rows: list[tuple[str, dict]] = list(output_rows(out))
-    blob = auditor.to_bytes()
-    held_blob = pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL) if held else b""
-    state.update((STATE_VERSION, blob, held_blob))
+    state_bytes = save(audit, cluster_id, bucket, auditor, held, state)
     if audit.timeout_ms > 0:
         state.setTimeoutDuration(audit.timeout_ms)
 
@@ -400,7 +435,9 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
         "min_offset": min(offsets) if offsets else None,
         "max_offset": max(offsets) if offsets else None,
         "max_timestamp_ms": max((e.timestamp_ms for e in owned_records), default=None),
-        "state_bytes": len(blob) + len(held_blob),
+        "state_bytes": state_bytes,
+        "rebuilt": rebuilt,  # restored from the state row, not the worker's live auditor
+        "shards_loaded": auditor.state.partitions.loaded_shards,  # of the partition table, after the call
         "duration_ms": round((time.perf_counter() - started) * 1000, 3),
     }))
     yield encode_output(rows)

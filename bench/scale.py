@@ -1,0 +1,391 @@
+"""Scale figures of the streaming auditor, in one run (`make bench-scale`; a script, not a test).
+
+1. single-process core (decode + replay + all rules): records/s on a
+   worst-case log (every record a partition record or change) and on a
+   realistic one (95% NoOps);
+2. worst-case backfill through the streaming job (availableNow) on the same
+   log: records/s end to end and the Spark/core ratio;
+3. per size (--sizes): bootstrap of an N-partition creation (records/s end to
+   end, time until the whole of it is audited and written); then steady state
+   at --rate records/s with a 1-second trigger: micro-batch wall p50/p99,
+   append -> Delta row p50/p99, state bytes per partition, the share of group
+   calls that rebuilt their auditor from the state row, RSS of the driver
+   (Python and JVM) and of the Python workers; then a restart from the
+   checkpoint in a new process (time until its first micro-batch is written);
+   the sizes are printed side by side at the end.
+
+    python bench/scale.py [--sizes 10000,100000,300000,1000000] [--core-only]
+                          [--rate 1000] [--seconds 20] [--backfill-partitions 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_streaming import job_config, noop_heavy_log  # noqa: E402
+
+
+def pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+# ------------------------------------------------------------------ memory
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def process_rss() -> dict:
+    """RSS of this driver, its JVM and the Python workers (descendants of this process)."""
+    parents, cmd = {}, {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+                parents[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+                cmd[int(d.name)] = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+
+    def descends(pid):
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    mine = [p for p in parents if descends(p)]
+    jvm = [p for p in mine if "java" in cmd[p].split(" ")[0]]
+    workers = [p for p in mine if "pyspark" in cmd[p] and ("daemon" in cmd[p] or "worker" in cmd[p])]
+    return {"driver_mb": _rss_mb(os.getpid()), "jvm_mb": sum(_rss_mb(p) for p in jvm),
+            "workers": len(workers), "worker_max_mb": max((_rss_mb(p) for p in workers), default=0.0)}
+
+
+# ------------------------------------------------------------------ core
+
+def bench_core(log: Path) -> dict:
+    from kraft_audit.audit import Auditor
+    from kraft_audit.codec.logdir import read_log_dir
+    from kraft_audit.rules.catalog import load_catalog
+
+    t0 = time.perf_counter()
+    events = list(read_log_dir(log))
+    decoded = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    Auditor(load_catalog(), {}).process(events)
+    audited = time.perf_counter() - t1
+    return {"records": len(events), "decode_s": decoded, "audit_s": audited,
+            "rate": len(events) / (decoded + audited)}
+
+
+def worst_case_log(path: Path, partitions: int, changes: int) -> int:
+    from kraft_audit.sim.bulk import BulkLog
+
+    log = BulkLog(path, partitions, fault_every=1000)
+    n = log.bootstrap() + log.changes(changes, per_batch=100)
+    log.close()
+    return n
+
+
+def operator_call(work: Path, n: int, buckets: int, changes: int) -> dict:
+    """The stateful function alone (no query): one bucket of an n-partition cluster
+    takes a micro-batch of `changes` partition changes. `live`: the worker still
+    holds the bucket's auditor; `rebuilt`: it restores from the state row."""
+    import statistics
+
+    from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+    from pyspark.sql.types import StructType
+
+    from kraft_audit.codec.logdir import read_log_dir
+    from kraft_audit.events import MetadataEvent
+    from kraft_audit.sim.bulk import BulkLog
+    from kraft_audit.spark import event_rows
+    from kraft_audit.spark import operator as op
+
+    def state_of(row=None):
+        return GroupState(row, int(time.time() * 1000), -1, GroupStateTimeout.NoTimeout, False,
+                          False, row is not None, False, False, -1, b"", StructType())
+
+    log = BulkLog(work / f"op{n}", n)
+    boot = log.bootstrap()
+    log.changes(changes * buckets * 6, per_batch=10)
+    log.close()
+    audit = op.AuditSettings(buckets=buckets, timeout_ms=0)
+    mine = [e for e in read_log_dir(work / f"op{n}") if isinstance(e, MetadataEvent)
+            and 1 in op.target_buckets(e.type, e.data.get("topicId"), e.data.get("partitionId"), buckets)]
+    key = (mine[0].cluster_id, 1)
+    first = [e for e in mine if e.offset < boot]
+    rest = [e for e in mine if e.offset >= boot]
+    state = state_of()
+    list(op.audit_group(key, iter([event_rows.to_record_batch(first).to_pandas()]), state, audit))
+    times = {"live": [], "rebuilt": []}
+    size = len(rest) // 6
+    for i in range(6):
+        frame = event_rows.to_record_batch(rest[i * size:(i + 1) * size]).to_pandas()
+        kind = "live" if i % 2 else "rebuilt"
+        if kind == "rebuilt":
+            getattr(op, "_LIVE", {}).clear()
+        state = state_of(state.get)
+        t0 = time.perf_counter()
+        list(op.audit_group(key, iter([frame]), state, audit))
+        times[kind].append(time.perf_counter() - t0)
+    return {"bucket_partitions": boot // buckets, "records": size,
+            "live_ms": statistics.median(times["live"]) * 1000,
+            "rebuilt_ms": statistics.median(times["rebuilt"]) * 1000,
+            "state_bytes": sum(len(v) for v in state.get[1:] if isinstance(v, (bytes, bytearray)))}
+
+
+# ------------------------------------------------------------------ streaming
+
+def backfill(spark, work: Path, log: Path, records: int, buckets: int, per_trigger: int) -> dict:
+    from kraft_audit.spark.job import AuditJob
+
+    cfg = job_config(work, log, **{"audit.buckets": buckets, "sources.max_records_per_trigger": per_trigger})
+    done = {}
+    job = AuditJob(cfg, spark=spark, after_write=lambda b: done.setdefault(b, time.perf_counter()))
+    t0 = time.perf_counter()
+    assert job.run(available_now=True), job.query.exception()
+    wall = time.perf_counter() - t0
+    return {"wall_s": wall, "rate": records / wall, "batches": job.writer.batches,
+            "first_write_s": (done[min(done)] - t0) if done else float("nan"), "cfg": cfg}
+
+
+class Steady:
+    """Appends partition changes at a fixed rate, stamped with the real time,
+    while a 1-second-trigger query tails the log."""
+
+    def __init__(self, spark, cfg: dict, log_path: Path, partitions: int, rate: float, seconds: float):
+        from kraft_audit.sim.bulk import BulkLog
+        from kraft_audit.spark.job import AuditJob
+
+        self.log = BulkLog(log_path, partitions, seed=7)  # resumes after the bootstrap
+        self.rate, self.seconds = rate, seconds
+        self.cfg = dict(cfg, trigger={**cfg["trigger"], "interval": "1 second"})
+        self.written: dict[int, float] = {}
+        self.stats: dict[int, dict] = {}  # bucket -> newest stats
+        self.rebuilt = [0, 0]
+        self.split: list[tuple[float, float]] = []  # (run the batch: source + shuffle + operator, Delta writes)
+        self.rss: list[dict] = []
+        self.job = AuditJob(self.cfg, spark=spark, after_write=self._after_write)
+
+    def _after_write(self, batch_id: int) -> None:
+        self.written.setdefault(batch_id, time.time() * 1000)
+        writer = self.job.writer
+        self.split.append((writer.last_progress["duration_seconds"], writer.sinks.last_write_seconds))
+        for s in self.job.writer.last_stats:
+            self.stats[s["bucket"]] = s
+            self.rebuilt[0] += bool(s.get("rebuilt"))
+            self.rebuilt[1] += 1
+
+    def run(self) -> dict:
+        per_tick = max(1, int(self.rate / 10))  # ten appends a second, 10 records a batch
+        self.job.start(available_now=False)
+        time.sleep(6)  # the first micro-batch (workers start, state loads) before the clock starts
+        start = time.monotonic()
+        ticks = int(self.seconds * 10)
+        for i in range(ticks):
+            delay = start + i / 10 - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            self.log.ms = int(time.time() * 1000)
+            self.log.changes(per_tick, per_batch=10, ms_step=0)
+            if i % 50 == 0:
+                self.rss.append(process_rss())
+        appended_s = time.monotonic() - start
+        target = self.log.writer.next_offset - 1
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            p = self.job.writer.last_progress
+            if p and max((c["max_offset"] or -1) for c in p["clusters"]) >= target:
+                break
+            time.sleep(0.2)
+        self.rss.append(process_rss())
+        progress = [p for p in self.job.query.recentProgress if p["numInputRows"] > 0]
+        self.job.query.stop()
+        self.log.close()
+        return self._figures(progress, appended_s)
+
+    def _figures(self, progress, appended_s) -> dict:
+        from deltalake import DeltaTable
+
+        history = DeltaTable(str(Path(self.cfg["tables"]) / "partition_history")).to_pyarrow_table(
+            columns=["timestamp_ms", "batch_id", "record_type"]).to_pylist()
+        lat = [(self.written[r["batch_id"]] - r["timestamp_ms"]) / 1000 for r in history
+               if r["batch_id"] in self.written and r["record_type"] == "PARTITION_CHANGE_RECORD"]
+        walls = [p["durationMs"]["triggerExecution"] / 1000 for p in progress][1:]  # skip the warm-up batch
+        state = sum(s["state_bytes"] for s in self.stats.values())
+        split = self.split[1:]
+        return {"achieved_rate": self.log.records / appended_s if appended_s else 0,
+                "batches": len(walls), "wall_p50": pct(walls, 0.5), "wall_p99": pct(walls, 0.99),
+                "run_p50": pct([a for a, _ in split], 0.5), "delta_p50": pct([b for _, b in split], 0.5),
+                "lat_p50": pct(lat, 0.5), "lat_p99": pct(lat, 0.99), "samples": len(lat),
+                "state_bytes": state, "rebuilt_share": self.rebuilt[0] / max(self.rebuilt[1], 1),
+                "driver_mb": max(r["driver_mb"] for r in self.rss), "jvm_mb": max(r["jvm_mb"] for r in self.rss),
+                "worker_mb": max(r["worker_max_mb"] for r in self.rss),
+                "workers": max(r["workers"] for r in self.rss)}
+
+
+_RESTART = """
+import json, sys, time
+t0 = time.perf_counter()
+from kraft_audit.config import load_config
+from kraft_audit.spark.job import AuditJob
+cfg = load_config(None, json.loads(sys.argv[1]), environ={})
+first = {}
+job = AuditJob(cfg, after_write=lambda b: first.setdefault(b, time.perf_counter()))
+ok = job.run(available_now=True)
+print(json.dumps({"ok": ok, "first_write_s": (min(first.values()) - t0) if first else None,
+                  "wall_s": time.perf_counter() - t0, "batches": job.writer.batches}))
+"""
+
+
+def restart(cfg: dict, log_path: Path, partitions: int, records: int) -> dict:
+    """A new process resumes from the checkpoint after `records` more changes."""
+    import json
+
+    from kraft_audit.sim.bulk import BulkLog
+
+    log = BulkLog(log_path, partitions, seed=11)
+    log.ms = int(time.time() * 1000)
+    log.changes(records, per_batch=10)
+    log.close()
+    values = {"sources.log_dirs": cfg["sources"]["log_dirs"][0]["path"], "checkpoint": cfg["checkpoint"],
+              "tables": cfg["tables"], "metrics.enabled": False, "audit.buckets": cfg["audit"]["buckets"]}
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _RESTART, json.dumps(values)], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode or not lines:
+        return {"ok": False, "error": done.stderr[-800:], "wall_s": wall}
+    return {**json.loads(lines[-1]), "process_wall_s": wall}
+
+
+# ------------------------------------------------------------------ main
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000,300000,1000000",
+                        help="partition counts for the bootstrap / steady-state / restart table")
+    parser.add_argument("--core-only", action="store_true", help="only the single-process core figures")
+    parser.add_argument("--rate", type=float, default=1000, help="records/s appended in steady state")
+    parser.add_argument("--seconds", type=float, default=20, help="length of each steady-state run")
+    parser.add_argument("--buckets", type=int, default=8)
+    parser.add_argument("--per-trigger", type=int, default=200_000, help="maxRecordsPerTrigger of backfills")
+    parser.add_argument("--backfill-partitions", type=int, default=100_000)
+    parser.add_argument("--backfill-changes", type=int, default=300_000)
+    parser.add_argument("--skip-backfill", action="store_true")
+    parser.add_argument("--skip-core", action="store_true")
+    parser.add_argument("--driver-memory", default=None, help="spark.driver.memory (local mode: the whole JVM)")
+    parser.add_argument("--operator-only", action="store_true", help="only the stateful function alone, per size")
+    parser.add_argument("--skip-restart", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
+
+    with tempfile.TemporaryDirectory(prefix="kraft-audit-scale-") as tmp:
+        work = Path(tmp)
+        worst = work / "worst"
+        n_worst = 0 if args.operator_only else worst_case_log(worst, args.backfill_partitions, args.backfill_changes)
+        core = None
+        if not args.skip_core and not args.operator_only:
+            core = bench_core(worst)
+            print(f"core, worst case ({n_worst:,} records: {args.backfill_partitions:,} PartitionRecords then "
+                  f"PartitionChangeRecords): decode {core['decode_s']:.1f} s + audit {core['audit_s']:.1f} s = "
+                  f"{core['rate']:,.0f} records/s  [target >= 150k]")
+            noops = work / "noops"
+            n_noops = noop_heavy_log(worst, noops, 10 * n_worst, 0.95)
+            core_noop = bench_core(noops)
+            print(f"core, realistic ({n_noops:,} records, 95% NoOps): decode {core_noop['decode_s']:.1f} s + "
+                  f"audit {core_noop['audit_s']:.1f} s = {core_noop['rate']:,.0f} records/s  [target >= 400k]")
+        if not args.skip_core or args.operator_only:
+            for n in sizes:
+                c = operator_call(work, n, args.buckets, int(args.rate / args.buckets))
+                print(f"operator alone, one bucket of {n:,} partitions (~{c['bucket_partitions']:,} in the "
+                      f"bucket), {c['records']} changes a call: {c['live_ms']:.0f} ms with the live auditor, "
+                      f"{c['rebuilt_ms']:.0f} ms rebuilt from the state row; state row "
+                      f"{c['state_bytes'] / 1e6:.1f} MB")
+        if args.core_only or args.operator_only:
+            return 0
+
+        from kraft_audit.spark.session import build_session
+
+        spark = build_session("local[2]", shuffle_partitions=2, extra_conf={
+            "spark.driver.memory": args.driver_memory} if args.driver_memory else None)
+        if not args.skip_backfill and core is not None:
+            back = backfill(spark, work / "backfill", worst, n_worst, args.buckets, args.per_trigger)
+            core_s = core["decode_s"] + core["audit_s"]
+            print(f"worst-case backfill (availableNow, {args.buckets} buckets): {back['batches']} micro-batches "
+                  f"in {back['wall_s']:.1f} s = {back['rate']:,.0f} records/s end to end  [target >= 60k]; "
+                  f"Spark/core {back['wall_s'] / core_s:.1f}x  [target <= 2x]")
+
+        rows = []
+        for n in sizes:
+            from kraft_audit.sim.bulk import BulkLog
+
+            path = work / f"n{n}"
+            t0 = time.perf_counter()
+            log = BulkLog(path / "log", n)
+            boot_records = log.bootstrap()
+            log.close()
+            print(f"\n{n:,} partitions: log of {boot_records:,} records written in {time.perf_counter() - t0:.1f} s")
+            boot = backfill(spark, path, path / "log", boot_records, args.buckets, args.per_trigger)
+            print(f"  bootstrap: {boot['rate']:,.0f} records/s end to end; first micro-batch written after "
+                  f"{boot['first_write_s']:.1f} s, all of it audited and written after {boot['wall_s']:.1f} s "
+                  f"({boot['batches']} micro-batches)")
+            steady = Steady(spark, boot["cfg"], path / "log", n, args.rate, args.seconds).run()
+            print(f"  steady at {steady['achieved_rate']:,.0f} records/s, 1 s trigger: micro-batch wall "
+                  f"p50 {steady['wall_p50']:.2f} s p99 {steady['wall_p99']:.2f} s (p50 of its parts: "
+                  f"source + operator {steady['run_p50']:.2f} s, Delta writes {steady['delta_p50']:.2f} s); append -> Delta row "
+                  f"p50 {steady['lat_p50']:.2f} s p99 {steady['lat_p99']:.2f} s ({steady['samples']:,} rows); "
+                  f"state {steady['state_bytes'] / n:.0f} B/partition; group calls rebuilt from the state "
+                  f"row {steady['rebuilt_share']:.0%}; RSS driver {steady['driver_mb']:.0f} MB + JVM "
+                  f"{steady['jvm_mb']:.0f} MB, Python workers up to {steady['worker_mb']:.0f} MB each "
+                  f"({steady['workers']} processes)")
+            row = {"n": n, **steady, "boot_rate": boot["rate"], "boot_s": boot["wall_s"]}
+            if not args.skip_restart:
+                rs = restart(boot["cfg"], path / "log", n, 1000)
+                if rs.get("ok"):
+                    print(f"  restart from the checkpoint (new process, 1,000 new records): first micro-batch "
+                          f"written {rs['first_write_s']:.1f} s after the process started, done in "
+                          f"{rs['process_wall_s']:.1f} s")
+                    row["restart_s"] = rs["first_write_s"]
+                else:
+                    print(f"  restart failed: {rs}")
+            rows.append(row)
+        spark.stop()
+
+        print("\nside by side (targets at 1M: wall p99 <= 1 s, append -> Delta p99 <= 2 s, "
+              "state <= 200 B/partition, bootstrap >= 60k records/s and <= 30 s, restart <= 30 s)")
+        cols = [("partitions", lambda r: f"{r['n']:,}"), ("bootstrap rec/s", lambda r: f"{r['boot_rate']:,.0f}"),
+                ("bootstrap s", lambda r: f"{r['boot_s']:.1f}"),
+                ("wall p50", lambda r: f"{r['wall_p50']:.2f}"), ("wall p99", lambda r: f"{r['wall_p99']:.2f}"),
+                ("operator p50", lambda r: f"{r['run_p50']:.2f}"), ("Delta write p50", lambda r: f"{r['delta_p50']:.2f}"),
+                ("Delta row p99", lambda r: f"{r['lat_p99']:.2f}"),
+                ("B/partition", lambda r: f"{r['state_bytes'] / r['n']:.0f}"),
+                ("rebuilt", lambda r: f"{r['rebuilt_share']:.0%}"),
+                ("driver+JVM MB", lambda r: f"{r['driver_mb']:.0f}+{r['jvm_mb']:.0f}"),
+                ("worker MB", lambda r: f"{r['worker_mb']:.0f}"),
+                ("restart s", lambda r: f"{r['restart_s']:.1f}" if "restart_s" in r else "-")]
+        print(" | ".join(name for name, _ in cols))
+        for r in rows:
+            print(" | ".join(f(r) for _, f in cols))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""`Watch`: the watched conditions of every partition, and the gauges counted from them.
+
+The counts move with each change, so reading the gauges never visits every
+partition (a bucket of a 1M-partition cluster read its gauges every
+micro-batch). The per-partition parts live in sharded tables so that a
+micro-batch writes back only the shards it changed.
+"""
+
+from __future__ import annotations
+
+from kraft_audit.replay.conditions import CONDITIONS
+from kraft_audit.replay.partition import Partition
+from kraft_audit.replay.sharded import ShardedDict, first_item
+
+# condition name -> ClusterGauges field
+GAUGE_OF = {"under_min_isr": "under_min_isr", "leaderless": "leaderless", "recovering": "unclean_recovery",
+            "manual_election_required": "manual_election_required", "elr_in_use": "elr_in_use"}
+
+
+class Watch:
+    def __init__(self, masks: ShardedDict | None = None, open_: ShardedDict | None = None,
+                 counts: tuple | None = None):
+        self.masks = masks if masks is not None else ShardedDict()  # partition -> condition bits (never 0)
+        # (partition, condition) -> (offset, ms) the interval opened at
+        self.open = open_ if open_ is not None else ShardedDict(part=first_item)
+        with_condition, partitions, electable = counts or ({name: 0 for name, _ in CONDITIONS}, 0, {})
+        self.with_condition: dict[str, int] = dict(with_condition)
+        self.partitions: int = partitions
+        self.electable: dict[int, int] = dict(electable)  # |ISR| + |ELR| -> partitions
+
+    def counts(self) -> tuple:
+        return self.with_condition, self.partitions, self.electable
+
+    def partition_moved(self, before: Partition | None, after: Partition | None) -> None:
+        electable = self.electable
+        if before is not None:
+            self.partitions -= 1
+            n = len(before.isr) + len(before.elr)
+            left = electable[n] - 1
+            if left:
+                electable[n] = left
+            else:
+                del electable[n]
+        if after is not None:
+            self.partitions += 1
+            n = len(after.isr) + len(after.elr)
+            electable[n] = electable.get(n, 0) + 1
+
+    def update(self, key: tuple[str, int], mask: int, offset: int, ms: int
+               ) -> list[tuple[str, tuple[int, int], tuple[int, int] | None]]:
+        """Set a partition's condition bits; the intervals that opened or closed as
+        (condition, start, end), end None for an interval that opened."""
+        masks = self.masks
+        old = masks.get(key, 0)
+        if mask == old:
+            return []
+        if mask:
+            masks[key] = mask
+        else:
+            masks.pop(key, None)
+        moved = []
+        for name, bit in CONDITIONS:
+            if not (old ^ mask) & bit:
+                continue
+            if mask & bit:
+                start = (offset, ms)
+                self.open[(key, name)] = start
+                self.with_condition[name] += 1
+                moved.append((name, start, None))
+            else:
+                start = self.open.pop((key, name), (offset, ms))
+                self.with_condition[name] -= 1
+                moved.append((name, start, (offset, ms)))
+        return moved
+
+    def fill(self, gauges) -> None:
+        gauges.partitions = self.partitions
+        for name, field_name in GAUGE_OF.items():
+            setattr(gauges, field_name, self.with_condition[name])
+        gauges.electable_leaders = {str(n): c for n, c in sorted(self.electable.items())}

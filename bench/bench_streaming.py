@@ -114,7 +114,8 @@ def bench_backfill(spark, work: Path, log: Path, records: int, buckets: int, per
     states = [s["state_bytes"] for s in job.writer.last_stats]
     return {"wall_s": wall, "batches": job.writer.batches, "first_batch_s": first, "steady_rate": steady,
             "rate": records / wall, "state_bytes_max": max(states, default=0),
-            "state_bytes_total": sum(states), "violations": job.writer.totals.get("violations", 0)}
+            "state_bytes_total": sum(states), "violations": job.writer.totals.get("violations", 0),
+            "cfg": cfg}
 
 
 def bench_latency(spark, work: Path, template: Path, rate: float, seconds: float, buckets: int) -> dict:

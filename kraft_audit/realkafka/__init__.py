@@ -1,5 +1,5 @@
 """A real KRaft cluster on loopback, run from Kafka's own jars (`make kafka`), for the
-real-Kafka tests and `make demo-kafka`. No Spark here.
+real-Kafka tests and `make demo-kafka`. Spark only in live_audit and demo.
 
     from kraft_audit.realkafka import KafkaCluster
     with KafkaCluster("4.3.1", workdir, brokers=3) as cluster:

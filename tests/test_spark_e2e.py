@@ -23,6 +23,7 @@ from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import operator as op
 from kraft_audit.sideinputs import parse_inventory, read_registrations
+from kraft_audit.spark.crash_check import comparable_rows, run_then_kill_9
 from kraft_audit.spark.job import AuditJob
 
 pytestmark = pytest.mark.spark
@@ -246,35 +247,6 @@ def test_kraft_audit_run_once_from_the_command_line(spark, tmp_path, capsys):
     assert_faults_found_once(cfg, result.faults)
 
 
-_KILLED_RUN = """
-import json, sys, time
-from kraft_audit.config import load_config
-from kraft_audit.spark.job import AuditJob
-cfg = load_config(None, json.loads(sys.argv[1]), environ={})
-AuditJob(cfg, after_write=lambda batch_id: time.sleep(0.5)).run(available_now=True)
-"""
-
-
-def run_then_kill_9(values: dict, commits_before_kill: int = 3) -> int:
-    """Run the real job in a child process and kill -9 it (the driver, its JVM and
-    its Python workers) once `commits_before_kill` micro-batches are committed;
-    returns the number committed."""
-    import os
-    import signal
-    import subprocess
-    import sys
-
-    child = subprocess.Popen([sys.executable, "-c", _KILLED_RUN, json.dumps(values)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    commits = Path(values["checkpoint"]) / "commits"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list(commits.glob("[0-9]*"))) < commits_before_kill:
-        time.sleep(0.1)
-    os.killpg(child.pid, signal.SIGKILL)
-    child.wait()
-    return len(list(commits.glob("[0-9]*")))
-
-
 def test_process_killed_mid_stream_then_restarted_loses_and_duplicates_nothing(spark, tmp_path):
     sim = tmp_path / "sim"
     result = simulate(load_scenario("unclean-shutdown-elr"), sim, seed=9, faults=FAULTS)
@@ -296,11 +268,7 @@ def test_process_killed_mid_stream_then_restarted_loses_and_duplicates_nothing(s
 
 
 def comparable(cfg, name: str) -> list[dict]:
-    """A table's rows without what depends on when and in which micro-batch they were written."""
-    from kraft_audit.spark.tables import SINK_COLUMNS
-
-    rows = [{k: v for k, v in r.items() if k not in SINK_COLUMNS} for r in table(cfg, name)]
-    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+    return comparable_rows(cfg["tables"], name)
 
 
 def test_kill_9_in_the_middle_of_a_bootstrap_then_restart_gives_an_uninterrupted_runs_tables(spark, tmp_path):

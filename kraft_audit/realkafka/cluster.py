@@ -85,6 +85,7 @@ class KafkaNode:
         self.jmx_port = free_port()
         self.proc: subprocess.Popen | None = None
         self.config_overrides: dict[str, str] = {}
+        self.paused = False
 
     def __repr__(self) -> str:
         return f"<{self.role} {self.node_id} port {self.port}>"
@@ -244,13 +245,16 @@ class KafkaNode:
             self._signal(signal.SIGKILL)
             self.proc.wait(30)
         self.proc = None
+        self.paused = False
 
     def pause(self) -> None:
         """SIGSTOP: the JVM stops heartbeating and fetching but keeps its sockets."""
         self._signal(signal.SIGSTOP)
+        self.paused = True
 
     def resume(self) -> None:
         self._signal(signal.SIGCONT)
+        self.paused = False
 
     def restart(self, timeout: float = 120.0) -> None:
         self.stop()
@@ -358,8 +362,10 @@ class KafkaCluster:
 
     @property
     def bootstrap(self) -> str:
-        """Every broker's listener (running or not: clients skip the dead ones)."""
-        return ",".join(f"127.0.0.1:{b.port}" for b in self.brokers)
+        """The listeners of the brokers not paused. A stopped broker refuses the connection
+        and clients move on; a paused one accepts it and never answers, so a tool that
+        bootstraps from it times out (seen: "Timed out waiting for a node assignment")."""
+        return ",".join(f"127.0.0.1:{b.port}" for b in self.brokers if not b.paused)
 
     @property
     def metadata_log_dir(self) -> Path:

@@ -1,0 +1,58 @@
+"""Exactly once across a crash, shown the hard way (shared by the tests and `make
+bench-scale`): the real job runs in a child process and is killed with SIGKILL (driver,
+JVM and Python workers at once) after some micro-batches have committed; a run resumed
+from its checkpoint must then leave the same tables as an uninterrupted run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+_KILLED_RUN = """
+import json, sys, time
+from kraft_audit.config import load_config
+from kraft_audit.spark.job import AuditJob
+values, pause = json.loads(sys.argv[1]), float(sys.argv[2])
+cfg = load_config(None, values, environ={})
+AuditJob(cfg, after_write=lambda batch_id: time.sleep(pause)).run(available_now=True)
+"""
+
+
+def run_then_kill_9(values: dict, commits_before_kill: int = 3, pause_s: float = 0.5,
+                    timeout_s: float = 120.0) -> int:
+    """Run the job (config overrides `values`, availableNow) in a child process, pausing
+    `pause_s` after each micro-batch's write so the kill lands between two of them or in
+    one; kill -9 its whole process group once `commits_before_kill` micro-batches are
+    committed. Returns the number committed."""
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_RUN, json.dumps(values), str(pause_s)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    commits = Path(values["checkpoint"]) / "commits"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and child.poll() is None and \
+            len(list(commits.glob("[0-9]*"))) < commits_before_kill:
+        time.sleep(0.1)
+    if child.poll() is None:
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+    return len(list(commits.glob("[0-9]*")))
+
+
+def comparable_rows(tables_root: str, name: str) -> list[dict]:
+    """A table's rows without what depends on when and in which micro-batch they were
+    written, in a fixed order."""
+    from deltalake import DeltaTable
+
+    from kraft_audit.spark.tables import SINK_COLUMNS
+
+    path = Path(tables_root) / name
+    if not (path / "_delta_log").exists():
+        return []
+    rows = [{k: v for k, v in r.items() if k not in SINK_COLUMNS}
+            for r in DeltaTable(str(path)).to_pyarrow_table().to_pylist()]
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))

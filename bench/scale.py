@@ -407,6 +407,8 @@ def main() -> int:
                   + f"; {k['read']:,} records read in {k['batches']} micro-batches, {k['settled']:,} applied, "
                   f"duplicates or quarantined" + (" (balanced)" if k["read"] == k["settled"] == k["records"]
                                                   else " (NOT BALANCED)"))
+            if k["committed"] >= k["batches"]:
+                print("  (the run ended before the kill: raise --kill-size or lower --per-trigger)")
         spark.stop()
 
         print("\nside by side (targets at 1M: wall p99 <= 1 s, append -> Delta p99 <= 2 s, "

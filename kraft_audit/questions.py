@@ -69,6 +69,14 @@ def read_table(tables_root: str, table: str, columns: list[str] | None = None) -
     return result.cast(plain)
 
 
+def read_rows(tables_root: str, table: str, columns: list[str] | None = None) -> list[dict]:
+    """A table's rows as dicts (read_table's), or none when it was not written yet."""
+    try:
+        return read_table(tables_root, table, columns).to_pylist()
+    except MissingTable:
+        return []
+
+
 def newest_record_ms(tables_root: str) -> dict[str, int]:
     """Each cluster's newest record time (CreateTime), from the `gauges` table:
     the same `last_timestamp_ms` that `check` and /metrics report."""

@@ -12,10 +12,9 @@ import os
 import pytest
 
 from kraft_audit.audit import Auditor
-from kraft_audit.cli import check
+from kraft_audit.cli import check, describe
 from kraft_audit.codec.logdir import read_log_dir
 from kraft_audit.events import KIND_RECORD, MetadataEvent, Quarantined
-from kraft_audit.replay.settings import CoreSettings
 from kraft_audit.replay.state import ClusterState
 from kraft_audit.rules import load_catalog
 from kraft_audit.sideinputs import read_inventories, read_registrations
@@ -44,11 +43,7 @@ def request_logs(cluster: KafkaCluster) -> list[str]:
 
 def replay(cluster: KafkaCluster) -> ClusterState:
     """The controller's metadata log as it is now (what the test waits on)."""
-    state = ClusterState(CoreSettings())
-    for e in read_log_dir(cluster.metadata_log_dir):
-        if isinstance(e, MetadataEvent):
-            state.apply(e)
-    return state
+    return describe.replay(cluster.metadata_log_dir, cluster.cluster_id, None)
 
 
 def partition(cluster: KafkaCluster, topic: str = TOPIC, index: int = 0):

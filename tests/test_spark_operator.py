@@ -263,8 +263,6 @@ def test_a_micro_batch_rewrites_only_the_shards_it_changed(sim):
     partition table; a cluster-scoped record (copied to every bucket) none."""
     import pickle
 
-    from kraft_audit.codec.logdir import LogDirWriter
-
     result, log, _side = sim
     audit = op.AuditSettings(buckets=1, timeout_ms=0)
     records = [e for e in log if isinstance(e, MetadataEvent)]

@@ -48,12 +48,9 @@ class LiveAudit:
 
     # --- what the job wrote
     def rows(self, table: str) -> list[dict]:
-        from deltalake import DeltaTable
+        from kraft_audit.questions import read_rows
 
-        path = self.tables / table
-        if not (path / "_delta_log").exists():
-            return []
-        return DeltaTable(str(path)).to_pyarrow_table().to_pylist()
+        return read_rows(str(self.tables), table)
 
     def intervals(self, topic: str, partition: int = 0) -> list[dict]:
         """The partition's condition intervals, in start order."""

@@ -302,20 +302,17 @@ def _fold_partition(state: dict | None, type_: str, data: dict) -> dict:
 
 def kraft_audit_check(log_dir: Path, cluster_id: str) -> dict:
     """`kraft-audit check --json` on the controller's log (a copy, so it holds still)."""
-    result = subprocess.run([sys.executable, "-m", "kraft_audit.cli.main", "check", "--json",
-                             "--cluster-id", cluster_id, str(log_dir)],
-                            capture_output=True, text=True, timeout=300)
-    if result.returncode not in (0, 1):  # 1 = a rule fired
-        raise RuntimeError(f"kraft-audit check failed ({result.returncode}): {result.stderr}")
-    return json.loads(result.stdout)
+    return json.loads(_cli("check", "--json", "--cluster-id", cluster_id, str(log_dir),
+                           ok=(0, 1)))  # 1 = a rule fired
 
 
 # --------------------------------------------------------------------------- helpers
 
-def _cli(*args: str) -> str:
+def _cli(*args: str, ok: tuple[int, ...] = (0,)) -> str:
+    """`kraft-audit ARGS`' output; RuntimeError on an exit code not in `ok`."""
     result = subprocess.run([sys.executable, "-m", "kraft_audit.cli.main", *args],
                             capture_output=True, text=True, timeout=300)
-    if result.returncode != 0:
+    if result.returncode not in ok:
         raise RuntimeError(f"kraft-audit {' '.join(args)} failed ({result.returncode}): "
                            f"{result.stderr[-2000:]}")
     return result.stdout

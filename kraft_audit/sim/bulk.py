@@ -49,6 +49,23 @@ class BulkLog:
     def key(self, index: int) -> tuple[str, int]:
         return topic_id(index // PER_TOPIC), index % PER_TOPIC
 
+    def _write(self, groups, per_batch: int, ms_step: int = 0) -> int:
+        """Append the records of `groups` (lists kept in one batch) in atomic batches of
+        about `per_batch` (each full batch `ms_step` later than the one before); returns
+        how many were written."""
+        start = self.records
+        pending: list = []
+        for group in groups:
+            pending.extend(group)
+            if len(pending) >= per_batch:
+                self.ms += ms_step
+                self._append(pending)
+                pending = []
+        if pending:
+            self._append(pending)
+        self.writer.flush()
+        return self.records - start
+
     def bootstrap(self) -> int:
         """Brokers, topics and every PartitionRecord; returns the records written."""
         start = self.records
@@ -56,31 +73,28 @@ class BulkLog:
         self._append([("REGISTER_BROKER_RECORD", 0, {"brokerId": b, "brokerEpoch": 10 + b,
                                                       "incarnationId": topic_id(1000 + b), "fenced": False})
                       for b in range(1, BROKERS + 1)])
-        topics = (self.partitions + PER_TOPIC - 1) // PER_TOPIC
-        pending: list = []
-        for t in range(topics):
-            pending.append(("TOPIC_RECORD", 0, {"name": f"topic-{t}", "topicId": topic_id(t)}))
+        self._write(self._topics_and_partitions(), self.batch)
+        return self.records - start
+
+    def _topics_and_partitions(self):
+        for t in range((self.partitions + PER_TOPIC - 1) // PER_TOPIC):
+            topic = [("TOPIC_RECORD", 0, {"name": f"topic-{t}", "topicId": topic_id(t)})]
             for p in range(t * PER_TOPIC, min(self.partitions, (t + 1) * PER_TOPIC)):
                 replicas = replicas_of(p)
                 isr = replicas[1:] if self.fault_every and p % self.fault_every == 0 else replicas
                 tid, index = self.key(p)
-                pending.append(("PARTITION_RECORD", 0, {
+                yield [*topic, ("PARTITION_RECORD", 0, {
                     "partitionId": index, "topicId": tid, "replicas": replicas, "isr": isr,
                     "removingReplicas": [], "addingReplicas": [], "leader": replicas[0],
-                    "leaderEpoch": 0, "partitionEpoch": 0}))
-                if len(pending) >= self.batch:
-                    self._append(pending)
-                    pending = []
-        if pending:
-            self._append(pending)
-        self.writer.flush()
-        return self.records - start
+                    "leaderEpoch": 0, "partitionEpoch": 0})]
+                topic = []  # a topic's record goes in the batch of its first partition
 
     def changes(self, count: int, per_batch: int = 1, ms_step: int = 1) -> int:
         """`count` PartitionChangeRecords, `per_batch` to an atomic batch, on random
         partitions: each shrinks a full ISR to two replicas or expands it back."""
-        start = self.records
-        pending: list = []
+        return self._write(self._isr_changes(count), per_batch, ms_step)
+
+    def _isr_changes(self, count: int):
         for _ in range(count):
             p = self.rng.randrange(self.partitions)
             replicas = replicas_of(p)
@@ -91,15 +105,7 @@ class BulkLog:
                 self.shrunk.add(p)
                 isr = replicas[:2]
             tid, index = self.key(p)
-            pending.append(("PARTITION_CHANGE_RECORD", 0, {"topicId": tid, "partitionId": index, "isr": isr}))
-            if len(pending) >= per_batch:
-                self.ms += ms_step
-                self._append(pending)
-                pending = []
-        if pending:
-            self._append(pending)
-        self.writer.flush()
-        return self.records - start
+            yield [("PARTITION_CHANGE_RECORD", 0, {"topicId": tid, "partitionId": index, "isr": isr})]
 
     def close(self) -> None:
         self.writer.close()

@@ -46,13 +46,9 @@ def run_then_kill_9(values: dict, commits_before_kill: int = 3, pause_s: float =
 def comparable_rows(tables_root: str, name: str) -> list[dict]:
     """A table's rows without what depends on when and in which micro-batch they were
     written, in a fixed order."""
-    from deltalake import DeltaTable
-
+    from kraft_audit.questions import read_rows
     from kraft_audit.spark.tables import SINK_COLUMNS
 
-    path = Path(tables_root) / name
-    if not (path / "_delta_log").exists():
-        return []
     rows = [{k: v for k, v in r.items() if k not in SINK_COLUMNS}
-            for r in DeltaTable(str(path)).to_pyarrow_table().to_pylist()]
+            for r in read_rows(tables_root, name)]
     return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kraft_audit.events import Quarantined
+from kraft_audit.events import MetadataEvent, Quarantined
 from kraft_audit.sideinputs import parse_inventory
 from kraft_audit.sideinputs.inventories import is_kafka_log_dir
 from kraft_audit.sideinputs.registrations import UNKNOWN_CLUSTER

@@ -102,11 +102,13 @@ class AuditMetrics(Collector):
         """Reload gauges and counters from the Delta tables of a previous run.
         With `app_id`, batches that query already wrote are not counted again
         when Spark replays them."""
-        gauges = _read(tables_root, "gauges")
+        from kraft_audit.questions import read_rows
+
+        gauges = read_rows(tables_root, "gauges")
         progress = sorted(
-            _read(tables_root, "progress"), key=lambda r: (r["started_ms"], r["batch_id"])
+            read_rows(tables_root, "progress"), key=lambda r: (r["started_ms"], r["batch_id"])
         )
-        violations = _read(tables_root, "violations", columns=["cluster_id", "rule_id", "severity"])
+        violations = read_rows(tables_root, "violations", columns=["cluster_id", "rule_id", "severity"])
         with self._lock:
             for row in gauges:
                 row["electable_leaders"] = dict(row["electable_leaders"] or [])
@@ -275,12 +277,3 @@ def _gauge(name: str, help_text: str, labels=()) -> GaugeMetricFamily:
 
 def _counter(name: str, help_text: str, labels=()) -> CounterMetricFamily:
     return CounterMetricFamily(PREFIX + name, help_text, labels=list(labels))
-
-
-def _read(tables_root: str, table: str, columns: list[str] | None = None) -> list[dict]:
-    from kraft_audit.questions import MissingTable, read_table
-
-    try:
-        return read_table(tables_root, table, columns).to_pylist()
-    except MissingTable:  # a first run: nothing to restore
-        return []

@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus kafka delta-spark demo demo-kafka test bench bench-scale clean
+.PHONY: install prometheus kafka delta-spark demo demo-kafka test test-fast bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -57,6 +57,11 @@ demo-kafka: install kafka
 
 test: install prometheus kafka delta-spark
 	$(BIN)/python -m pytest -q
+
+# The contributors' loop: the tests that need no Spark, Kafka, Prometheus or Maven (pip alone), about 30 s.
+FAST := not spark and not kafka and not cluster and not prometheus
+test-fast: install
+	$(BIN)/python -m pytest -q -m "$(FAST)"
 
 bench: install
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

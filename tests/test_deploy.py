@@ -36,11 +36,13 @@ def promtool(*args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.prometheus
 def test_promtool_checks_the_rules_and_the_scrape_config():
     assert "SUCCESS: 8 rules found" in promtool("check", "rules", "alerts.yml")
     assert "SUCCESS" in promtool("check", "config", "prometheus.yml")
 
 
+@pytest.mark.prometheus
 def test_amtool_checks_the_alertmanager_routing():
     binary = shutil.which("amtool")
     if binary is None:
@@ -59,6 +61,7 @@ def test_amtool_checks_the_alertmanager_routing():
             if "{{" not in r["labels"]["severity"]} == routed
 
 
+@pytest.mark.prometheus
 def test_promtool_unit_tests_of_the_alerts_pass():
     assert "SUCCESS" in promtool("test", "rules", "alerts_test.yml")
 

@@ -15,6 +15,8 @@ import pytest
 from kraft_audit.spark.metrics import AuditMetrics
 from services import free_port, wait_for
 
+pytestmark = pytest.mark.prometheus
+
 ALERTS = Path(__file__).resolve().parents[1] / "deploy" / "prometheus" / "alerts.yml"
 INSTALL_HINT = (
     "the Prometheus server is needed by this test: "

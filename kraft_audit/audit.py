@@ -25,7 +25,7 @@ from kraft_audit.replay.settings import MV_4_0_IV1, CoreSettings
 from kraft_audit.replay.state import (MIN_ISR, TOPIC_RESOURCE, UNCLEAN_ELECTION, ClusterState,
                                       ReplayError)
 from kraft_audit.rules.catalog import Catalog, RuleSpec
-from kraft_audit.rules.check import BatchInfo, Check, Registered, RegistrationMatch
+from kraft_audit.rules.check import BatchInfo, BrokerChange, Check, Registered, RegistrationMatch
 from kraft_audit.rules.elections import elected_leader, is_unclean_election
 from kraft_audit.rules.registry import (ALL_SHAPES, ON_BATCH_END, ON_INPUT, ON_LOG_DIRS,
                                         ON_PARTITION, ON_PARTITION_BATCH_END, ON_REGISTRATION,
@@ -343,10 +343,15 @@ class Auditor:
         etype = event.type
         if etype in _BROKER_TYPES:
             data = event.data
+            fences = etype in _FENCING_TYPES or data.get("fenced", 0) == 1
             if etype == "REGISTER_BROKER_RECORD":
                 self._broker_registered(event, change.broker_before)
-            elif etype in _FENCING_TYPES or data.get("fenced", 0) == 1:
+            elif fences:
                 batch.fenced.add(broker_id)
+            before = change.broker_before
+            batch.broker_changes.append(BrokerChange(
+                event.offset, broker_id, before is not None and before.acceptable_leader,
+                fences or etype == "REGISTER_BROKER_RECORD"))
             self._broker_row(broker_id, event)
         elif etype == "CONFIG_RECORD" and event.data.get("name") in (MIN_ISR, UNCLEAN_ELECTION):
             data = event.data

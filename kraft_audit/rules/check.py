@@ -6,6 +6,8 @@ with the same object (no allocation per rule call on the hot path).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 
 class Check:
     __slots__ = (
@@ -35,24 +37,54 @@ class BatchInfo:
     """One atomic batch as the batch-end rules see it."""
 
     __slots__ = ("base_offset", "last_offset", "timestamp_ms", "changes", "registered", "fenced",
-                 "elr_before_min_isr_change")
+                 "elr_before_min_isr_change", "broker_changes")
 
     def __init__(self, base_offset: int, last_offset: int):
         self.base_offset = base_offset
         self.last_offset = last_offset
         self.timestamp_ms = 0
-        # (event, before, after, elr_enabled, min_isr) per partition change, in order
+        # (event, before, after, elr_enabled, min_isr, shape) per partition change, in order
         self.changes: list[tuple] = []
         self.registered: dict[int, Registered] = {}  # RegisterBrokerRecords in this batch
         self.fenced: set[int] = set()  # brokers fenced by this batch
         # partitions that had an ELR or LastKnownElr when a min.insync.replicas config in
         # scope of them was written in this batch
         self.elr_before_min_isr_change: set[tuple[str, int]] = set()
+        self.broker_changes: list[BrokerChange] = []  # broker records of this batch, in order
+
+    def acceptable_leader_at(self, offset: int, broker_id: int, at_batch_end: bool) -> bool:
+        """Whether `broker_id` could lead as of the record at `offset`, not as of the batch's
+        end: one Raft batch may hold several controller operations (two brokers shutting
+        down at once). A record sees the broker records before it, and also the broker record
+        right after it when that one closes the operation the record belongs to: Kafka writes
+        a fence, an unregistration or a re-registration after the partition changes it causes,
+        but a controlled shutdown or an unfence before them."""
+        changes = self.broker_changes
+        if not changes:
+            return at_batch_end
+        following = next((b for b in changes if b.offset > offset), None)
+        seen_up_to = following.offset if following is not None and following.closes_operation \
+            else offset
+        acceptable = at_batch_end
+        for b in reversed(changes):  # the first of its changes after the cut gives its value
+            if b.broker_id == broker_id and b.offset > seen_up_to:
+                acceptable = b.acceptable_before
+        return acceptable
 
     def unclean_shutdown_candidates(self) -> set[int]:
         """Brokers that came back with a new incarnation in this batch: Kafka removes an
         unclean-shutdown replica from ISR and ELR in the same batch as its registration."""
         return {b for b, r in self.registered.items() if r.new_incarnation}
+
+
+class BrokerChange(NamedTuple):
+    """A broker record of the batch: whether the broker could lead before it, and whether it
+    closes a controller operation (written after the partition changes it causes)."""
+
+    offset: int
+    broker_id: int
+    acceptable_before: bool
+    closes_operation: bool
 
 
 class Registered:

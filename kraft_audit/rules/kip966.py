@@ -157,13 +157,16 @@ def empty_isr_requires_elr(c):
 
 @rule("kip966.election-order", on="partition_batch_end", records=CHANGE, when=SETS_LEADER)
 def election_order(c):
-    """The leader Kafka's election would have picked, with broker liveness at batch end
-    (fences follow their partition changes, unfences precede their elections)."""
+    """The leader Kafka's election would have picked, with broker liveness as of the record
+    (a batch may hold several operations; see BatchInfo.acceptable_leader_at)."""
     before, after, data = c.before, c.after, c.event.data
     leader = data.get("leader", NO_LEADER_CHANGE)
     if leader == NO_LEADER_CHANGE or (leader >= 0 and leader == before.leader):
         return None
-    alive = c.state.acceptable_leader
+    offset, batch, at_end = c.event.offset, c.batch, c.state.acceptable_leader
+
+    def alive(broker: int) -> bool:
+        return batch.acceptable_leader_at(offset, broker, at_end(broker))
     replicas = after.replicas
 
     def live(brokers):

@@ -239,6 +239,33 @@ def test_stray_replicas(kraft_log):
     assert hits == [(1, "None", 0, 30), (1, "old-topic", 0, 20), (2, "t", 7, 60), (9, "t", 0, 40)]
 
 
+def test_strays_are_told_by_topic_id_after_a_topic_is_created_again(kraft_log, tmp_path):
+    """Deleted and created again under the same name while broker 1 was away: its old
+    replicas keep the old id in partition.metadata, the name alone would pass them."""
+    from kraft_audit.sideinputs.inventories import scan_log_dir
+
+    log = kraft_log
+    base(log, elr=False)
+    log.batch(log.remove_topic(TID))
+    new_id = "NNNNNNNNNNNNNNNNNNNNNQ"
+    log.batch(log.topic("t", new_id), log.partition(new_id, 0, [1, 2, 3]),
+              log.partition(new_id, 1, [2, 3, 4]))
+    data = tmp_path / "data"
+    for name, topic_id in (("t-0", new_id), ("t-0.0a1b2c3d4e5f-stray", TID),
+                           ("t-1.1a1b2c3d4e5f-stray", TID), ("t-2", None)):
+        (data / name).mkdir(parents=True)
+        if topic_id:
+            (data / name / "partition.metadata").write_text(f"version: 0\ntopic_id: {topic_id}\n")
+    (data / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=c1\n")
+    log.events.extend(scan_log_dir(data, "c1", now_ms=log.now_ms))
+    _, out = run(log)
+    hits = sorted((v.partition, v.topic_id, "deleted" in v.message)
+                  for v in rule_hits(out, "kip550.stray-replica"))
+    # both -stray copies belong to the deleted topic; t-2 (no partition.metadata) is judged by
+    # name: the new topic has no partition 2
+    assert hits == [(0, TID, True), (1, TID, True), (2, new_id, False)]
+
+
 def test_stray_replica_size_threshold(kraft_log):
     log = kraft_log
     base(log, elr=False)

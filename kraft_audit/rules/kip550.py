@@ -41,12 +41,28 @@ def _judge(state, settings, broker_id, parsed, replica, log_dir, size) -> Findin
                 "size": size, "is_future": bool(replica.get("isFuture")),
                 # Kafka's own verdict, when the inventory is the log dir itself
                 "marked_stray_by_kafka": bool(replica.get("isStray"))}
-    topic_id = state.topic_ids.get(topic)
+    # The id on disk (partition.metadata) names the topic the replica belongs to; the name
+    # alone may since belong to a topic created again after a deletion.
+    on_disk_id = replica.get("topicId")
+    if on_disk_id:
+        evidence["topic_id"] = on_disk_id
+    topic_id = on_disk_id if on_disk_id in state.topics else None
+    if topic_id is None and not on_disk_id:
+        topic_id = state.topic_ids.get(topic)
     if topic_id is None:
-        deleted = [tid for tid, name in state.deleted_topics.items() if name == topic]
-        why = "whose topic was deleted" if deleted else "of a topic the metadata does not know"
+        if on_disk_id:
+            deleted = on_disk_id if on_disk_id in state.deleted_topics else None
+        else:
+            deleted = next((tid for tid, name in reversed(state.deleted_topics.items())
+                            if name == topic), None)
+        if deleted:
+            why = "whose topic was deleted"
+            if state.topic_ids.get(topic):
+                why += " (a topic created again under its name has another id)"
+        else:
+            why = "of a topic the metadata does not know"
         return Finding(f"stray replica {topic}-{index} ({size} bytes) on broker {broker_id}, {why}",
-                       key=(deleted[-1], index) if deleted else None, broker_id=broker_id,
+                       key=(deleted, index) if deleted else None, broker_id=broker_id,
                        evidence=evidence, cluster_scoped=True)
     part = state.partitions.get((topic_id, index))
     if part is None:
@@ -56,7 +72,13 @@ def _judge(state, settings, broker_id, parsed, replica, log_dir, size) -> Findin
                        "topic has no such partition", key=(topic_id, index), broker_id=broker_id,
                        evidence=evidence, cluster_scoped=True)
     if broker_id in part.replicas or broker_id in part.adding_replicas:
-        return None
+        if not replica.get("isStray"):
+            return None
+        # an assigned replica lives beside it under the plain name: this copy is left over
+        return Finding(f"stray replica {topic}-{index} ({size} bytes) on broker {broker_id}, "
+                       "renamed -stray by the broker although the partition is assigned to it: "
+                       "a left-over copy", key=(topic_id, index), broker_id=broker_id,
+                       evidence=evidence, cluster_scoped=False)
     return Finding(f"stray replica {topic}-{index} ({size} bytes) on broker {broker_id}, which is "
                    f"not among its replicas {list(part.replicas)}", key=(topic_id, index),
                    broker_id=broker_id, evidence=evidence, cluster_scoped=False)

@@ -16,7 +16,8 @@ assigned to it any more, or of a deleted topic) are renamed
 `<topic>-<partition>.<id>-stray`, left on disk and kept out of
 DescribeLogDirs, so kafka-log-dirs never shows them. `scan_log_dir` reads a
 broker's log dir itself (`meta.properties` gives the broker id) into the same
-shape, strays included (`isStray`).
+shape, strays included (`isStray`), each replica with the topic id its
+`partition.metadata` holds (`topicId`).
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ def scan_log_dir(path: str | os.PathLike, cluster_id: str | None, now_ms: int | 
         if replica is None:
             continue
         replica["size"] = _size(entry.path)
+        topic_id = _topic_id(entry.path)
+        if topic_id:
+            replica["topicId"] = topic_id
         replicas.append(replica)
     yield MetadataEvent(
         cluster_id=cid, source=root.name, position=0, offset=NO_OFFSET,
@@ -148,6 +152,21 @@ def _replica_dir(name: str) -> dict | None:
     if not dash or not topic or not index.isdigit():
         return None
     return {"partition": name, "offsetLag": 0, "isFuture": future, "isStray": stray}
+
+
+def _topic_id(replica_dir: str) -> str | None:
+    """The topic id in a replica's `partition.metadata` (`version: 0` / `topic_id: <id>`):
+    after a topic is deleted and created again under the same name, only the id tells the
+    old replica from the new one."""
+    try:
+        text = (Path(replica_dir) / "partition.metadata").read_text(errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() == "topic_id" and value.strip():
+            return value.strip()
+    return None
 
 
 def _size(path: str) -> int:

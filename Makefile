@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus kafka delta-spark demo demo-kafka test test-fast bench bench-scale clean
+.PHONY: install prometheus kafka kafka-matrix test-kafka-matrix delta-spark demo demo-kafka test test-fast bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -24,17 +24,19 @@ prometheus:
 
 # Kafka's own jars from Maven Central (deploy/kafka/pom.xml) into an ignored cache, one folder per
 # version: the real-cluster tests (pytest -m kafka) run brokers and controllers from them.
+# `make kafka` resolves the two versions `make test` runs; `make kafka-matrix` every release line.
 KAFKA_CACHE ?= .cache/kafka
 KAFKA_4 := 4.3.1
 KAFKA_3 := 3.9.2
+KAFKA_MATRIX ?= 3.7.2 3.8.1 3.9.2 4.0.2 4.1.2 4.2.1 4.3.1
 kafka: $(KAFKA_CACHE)/$(KAFKA_4)/.resolved $(KAFKA_CACHE)/$(KAFKA_3)/.resolved
+kafka-matrix: $(foreach v,$(KAFKA_MATRIX),$(KAFKA_CACHE)/$(v)/.resolved)
 
-$(KAFKA_CACHE)/$(KAFKA_4)/.resolved: deploy/kafka/pom.xml
-	mvn -q -B -f deploy/kafka/pom.xml -P kafka-4 dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(@D)
-	touch $@
-
-$(KAFKA_CACHE)/$(KAFKA_3)/.resolved: deploy/kafka/pom.xml
-	mvn -q -B -f deploy/kafka/pom.xml -P kafka-3 dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(@D)
+# 3.x logs through reload4j, 4.x through log4j2: the pom's two profiles
+$(KAFKA_CACHE)/%/.resolved: deploy/kafka/pom.xml
+	rm -rf $(@D)
+	mvn -q -B -f deploy/kafka/pom.xml -P $(if $(filter 3.%,$*),kafka-3,kafka-4) -Dkafka.version=$* \
+	  dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(@D)
 	touch $@
 
 # The Delta Lake Spark connector's jars from Maven Central (deploy/delta-spark/pom.xml) into an

@@ -482,7 +482,7 @@ class Auditor:
                   broker_id=record.broker_id)
 
     def _unclean(self, record: Registered, request: dict) -> bool:
-        if self.settings.clean_shutdown_detection == "incarnation":  # Kafka 4.0
+        if self.settings.clean_shutdown_detection == "incarnation":  # the early reading
             return record.new_incarnation and (record.metadata_version or 0) >= MV_4_0_IV1
         # trunk (KAFKA-18635): clean only if the broker proves it saw its last epoch
         version = request.get("requestVersion", 3)

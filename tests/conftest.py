@@ -273,3 +273,38 @@ def simulated_log(tmp_path_factory):
         return made[key]
 
     return make
+
+
+# --------------------------------------------------------------------------- the version matrix
+
+_MATRIX: dict[str, dict[str, str]] = {}  # test name -> version -> outcome
+
+
+def pytest_runtest_logreport(report):
+    """Outcome of each real-cluster test per Kafka version (the `[version]` of its id)."""
+    if "kafka" not in report.keywords or "[" not in report.nodeid:
+        return
+    if report.when != "call" and report.outcome == "passed":
+        return
+    name, _, param = report.nodeid.partition("[")
+    version = param.rstrip("]")
+    cell = {"passed": "agrees", "failed": "FAILED", "skipped": "skipped"}[report.outcome]
+    row = _MATRIX.setdefault(name.split("::")[-1] + f" ({name.split('::')[0].split('/')[-1]})", {})
+    if row.get(version) != "FAILED":
+        row[version] = "FAILED" if report.when != "call" and report.failed else cell
+
+
+def pytest_terminal_summary(terminalreporter):
+    """`make test-kafka-matrix` prints a version × scenario table: "agrees" means Kafka's
+    views (kafka-topics, the metadata shell, dump-log, JMX) and kraft-audit's agreed and
+    `check` found nothing; FAILED names a disagreement or a finding (its message above)."""
+    if not _MATRIX:
+        return
+    versions = sorted({v for row in _MATRIX.values() for v in row},
+                      key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()))
+    width = max(len(name) for name in _MATRIX)
+    terminalreporter.section("real Kafka: version x scenario")
+    terminalreporter.write_line(f"{'scenario':<{width}} | " + " | ".join(f"{v:^7}" for v in versions))
+    for name, row in _MATRIX.items():
+        terminalreporter.write_line(f"{name:<{width}} | " + " | ".join(
+            f"{row.get(v, '-'):^7}" for v in versions))

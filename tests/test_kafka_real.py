@@ -23,9 +23,11 @@ from pathlib import Path
 import pytest
 
 from kraft_audit.realkafka import KafkaCluster, ToolError, wait_until
+from kraft_audit.realkafka.cluster import describes_elr, elr_features, has_elr
 from kraft_audit.realkafka import oracles
 from kraft_audit.realkafka.jmx import BROKER_METRICS, CONTROLLER_METRICS, read_metrics
 from kraft_audit.realkafka.live_audit import LiveAudit
+from services import KAFKA_VERSIONS
 
 pytestmark = pytest.mark.kafka
 
@@ -37,7 +39,7 @@ class Story:
 
     def __init__(self, cluster: KafkaCluster):
         self.cluster = cluster
-        self.elr = cluster.version.startswith("4.")  # ELR is on by default from 4.1
+        self.elr = has_elr(cluster.version)  # on 4.0 formatted with the feature on
 
     # --- waiting on the live log (the auditor's replay)
     def state(self):
@@ -81,7 +83,7 @@ class Story:
         return {(r["topic"], r["partition"]): r for r in rows}
 
 
-@pytest.fixture(scope="module", params=["4.3.1", "3.9.2"])
+@pytest.fixture(scope="module", params=KAFKA_VERSIONS)
 def story(request, spark):
     version = request.param
     # its own temp dir, not pytest's: other pytest sessions on the machine prune those, and
@@ -89,7 +91,7 @@ def story(request, spark):
     workdir = Path(tempfile.mkdtemp(prefix=f"kraft-audit-kafka-{version}-"))
     failed_before = request.session.testsfailed
     cluster = KafkaCluster(
-        version, workdir, brokers=4,
+        version, workdir, brokers=4, features=elr_features(version),
         # snapshots during the run, so kafka-dump-log and the auditor also read .checkpoints
         controller_config={"metadata.log.max.snapshot.interval.ms": "30000"})
     producer = live = None
@@ -124,9 +126,10 @@ def test_01_cluster_with_traffic(story):
     rows = story.oracles("start")
     assert len(rows) == 6
     assert all(r["isr"] == r["replicas"] for r in rows.values())
-    # both versions print the Elr and LastKnownElr columns (3.9 has DescribeTopicPartitions
-    # since 3.8): empty here, on 3.9.2 always
-    assert all(r["elr"] == [] and r["last_known_elr"] == [] for r in rows.values())
+    # kafka-topics prints the Elr and LastKnownElr columns from 3.8 on (DescribeTopicPartitions):
+    # empty here, and always on a line without ELR; before 3.8 it has no such columns
+    empty = [] if describes_elr(story.cluster.version) else None
+    assert all(r["elr"] == empty and r["last_known_elr"] == empty for r in rows.values())
 
 
 def test_02_controlled_shutdown_and_restart(story):
@@ -282,15 +285,28 @@ def test_08_topic_deletion(story):
 
 
 def test_09_elr_feature_off_and_on(story):
-    tools = story.cluster.tools
+    """Downgrading eligible.leader.replicas.version writes only the FeatureLevelRecord: a
+    partition keeps the ELR it had (in kafka-topics and in the auditor alike) until its next
+    change, which clears it."""
+    c, tools = story.cluster, story.cluster.tools
     if not story.elr:
-        with pytest.raises(ToolError):  # 3.9 knows no such feature
+        with pytest.raises(ToolError):  # this line knows no such feature
             tools.features("upgrade", "--feature", "eligible.leader.replicas.version=1")
         return
+    c.broker(2).stop()
+    c.broker(3).stop()
+    story.wait_partition("elr", "ISR [1], ELR [2, 3]",
+                         lambda p: list(p.isr) == [1] and sorted(p.elr) == [2, 3])
     tools.features("downgrade", "--feature", "eligible.leader.replicas.version=0")
     wait_until("ELR off", lambda: not story.state().elr_enabled)
     rows = story.oracles("elr-off")
-    assert all(r["elr"] in ([], None) for r in rows.values())
+    assert sorted(rows[("elr", 0)]["elr"]) == [2, 3]  # kept: no record touched the partition
+    c.broker(2).start()
+    story.wait_partition("elr", "2 back in the ISR", lambda p: sorted(p.isr) == [1, 2])
+    rows = story.oracles("elr-off-next-change")
+    assert rows[("elr", 0)]["elr"] in ([], None)  # the change Kafka wrote without ELR cleared it
+    c.broker(3).start()
+    story.wait_all_in_sync()
     tools.features("upgrade", "--feature", "eligible.leader.replicas.version=1")
     wait_until("ELR on", lambda: story.state().elr_enabled)
     story.oracles("elr-on")

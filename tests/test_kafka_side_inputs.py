@@ -19,7 +19,8 @@ from kraft_audit.replay.state import ClusterState
 from kraft_audit.rules import load_catalog
 from kraft_audit.sideinputs import read_inventories, read_registrations
 from kraft_audit.sideinputs.order import by_time, merge_by_time
-from kraft_audit.realkafka.cluster import KafkaCluster, wait_until
+from kraft_audit.realkafka.cluster import KafkaCluster, elr_features, has_elr, wait_until
+from services import KAFKA_VERSIONS
 
 pytestmark = pytest.mark.kafka
 
@@ -32,7 +33,8 @@ REQUEST_LOG_ROLL_BYTES = 64 * 1024  # small: the request log rolls over while th
 def new_cluster(workdir, version: str, brokers: int) -> KafkaCluster:
     """Brokers 1..N and controller 100; kafka.request.logger at TRACE (request bodies)."""
     return KafkaCluster(version, workdir, brokers=brokers, request_log_level="TRACE",
-                        request_log_roll_bytes=REQUEST_LOG_ROLL_BYTES)
+                        request_log_roll_bytes=REQUEST_LOG_ROLL_BYTES,
+                        features=elr_features(version))
 
 
 def request_logs(cluster: KafkaCluster) -> list[str]:
@@ -77,7 +79,7 @@ def run_check(*argv) -> dict:
     return json.loads(buf.getvalue())
 
 
-@pytest.fixture(params=["4.3.1", "3.9.2"])
+@pytest.fixture(params=KAFKA_VERSIONS)
 def cluster(request, tmp_path):
     c = new_cluster(tmp_path / "kafka", request.param, brokers=2)
     try:
@@ -88,7 +90,7 @@ def cluster(request, tmp_path):
 
 
 def test_real_restarts_are_judged_clean_or_unclean(cluster, request, tmp_path):
-    elr = cluster.version.startswith("4.")
+    elr = has_elr(cluster.version)
     cluster.tools.create_topic(TOPIC, assignment=[[1, 2]], configs={"min.insync.replicas": "2"})
     wait_partition(cluster, "ISR [1, 2]", lambda p: sorted(p.isr) == [1, 2])
     b2 = cluster.broker(2)
@@ -165,7 +167,7 @@ def stream_once(spark, cluster: KafkaCluster, work):
     return tables
 
 
-@pytest.mark.parametrize("version", ["4.3.1", "3.9.2"])
+@pytest.mark.parametrize("version", KAFKA_VERSIONS)
 def test_stray_replica_after_a_reassignment_while_its_broker_was_offline(version, tmp_path):
     """KIP-550: partition moved from brokers [1, 2] to [2, 3] while broker 1 is down."""
     cluster = new_cluster(tmp_path / "kafka", version, brokers=3)

@@ -36,6 +36,18 @@ def test_shipped_catalog_binds_every_implementation():
     assert all(s.description and s.title for s in catalog.rules)
 
 
+def test_rules_state_invariants_not_fingerprints_of_a_release():
+    """A rule says what any correct controller keeps: its text names no Kafka release, no
+    development branch and no JIRA issue (an auditor tuned to known bugs catches nothing new)."""
+    import re
+
+    release = re.compile(r"KAFKA-\d+|\bKafka \d|\btrunk\b|\b[34]\.\d+\.\d+\b", re.I)
+    named = {s.rule_id: m.group(0) for s in load_catalog().rules
+             for text in (s.title, s.description, s.example or "")
+             if (m := release.search(text or ""))}
+    assert named == {}
+
+
 @pytest.mark.parametrize("kwargs,message", [
     ({"id": "kip966.no-such-rule"}, "site.yaml: rule 'kip966.no-such-rule': no implementation"),
     ({"severity": "fatal"}, "severity must be one of"),

@@ -41,9 +41,37 @@ def kafka_jars(version: str) -> Path:
     return folder
 
 
+def release(version: str) -> tuple[int, int]:
+    """"4.0.2" -> (4, 0): what a release line can do is decided by its line."""
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
 def uses_log4j2(version: str) -> bool:
     """Kafka 4 logs through log4j2; 3.x through reload4j (log4j 1 syntax)."""
-    return int(version.split(".")[0]) >= 4
+    return release(version) >= (4, 0)
+
+
+def has_elr(version: str) -> bool:
+    """Eligible leader replicas exist from 4.0 (the feature eligible.leader.replicas.version);
+    4.0 formats new clusters with it off, 4.1 and later with it on."""
+    return release(version) >= (4, 0)
+
+
+def elr_on_by_default(version: str) -> bool:
+    return release(version) >= (4, 1)
+
+
+def describes_elr(version: str) -> bool:
+    """kafka-topics --describe prints Elr and LastKnownElr from 3.8 (DescribeTopicPartitions)."""
+    return release(version) >= (3, 8)
+
+
+def elr_features(version: str) -> dict[str, int]:
+    """The StorageTool features that give a new cluster of `version` ELR where it has it:
+    on 4.0 the feature must be asked for, later lines turn it on themselves."""
+    return {"eligible.leader.replicas.version": 1} \
+        if has_elr(version) and not elr_on_by_default(version) else {}
 
 
 def free_port() -> int:
@@ -188,7 +216,9 @@ class KafkaNode:
             args += ["--release-version", self.cluster.release_version]
         for name, level in self.cluster.features.items():
             args += ["--feature", f"{name}={level}"]
-        self.cluster.tools.run("kafka.tools.StorageTool", *args)
+        from kraft_audit.realkafka.tools import STORAGE_TOOL
+
+        self.cluster.tools.run(STORAGE_TOOL, *args)
 
     # --- lifecycle
     def launch(self) -> int:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from kraft_audit.realkafka.tools import JMX_TOOL
+
 if TYPE_CHECKING:
     from kraft_audit.realkafka.cluster import KafkaNode
 
-JMX_TOOL = "org.apache.kafka.tools.JmxTool"
 
 CONTROLLER_METRICS = {
     "unclean_elections": ("kafka.controller:type=ControllerStats,name=UncleanLeaderElectionsPerSec",

@@ -3,9 +3,11 @@ call is one JVM start, so callers batch what they can)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,15 +17,37 @@ if TYPE_CHECKING:
 TOOL_JVM_OPTS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
                  "-Djava.awt.headless=true"]
 
+# A tool's main class, or the places it has lived across Kafka's lines (newest first): the
+# one the version's jars hold is run (see main_class).
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
-CONFIG_COMMAND = "kafka.admin.ConfigCommand"
+CONFIG_COMMAND = ("org.apache.kafka.tools.ConfigCommand", "kafka.admin.ConfigCommand")
 LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 FEATURES = "org.apache.kafka.tools.FeatureCommand"
 LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
 PRODUCER_PERF = "org.apache.kafka.tools.ProducerPerformance"
 METADATA_SHELL = "org.apache.kafka.shell.MetadataShell"
-STORAGE_TOOL = "kafka.tools.StorageTool"
+STORAGE_TOOL = ("org.apache.kafka.tools.StorageTool", "kafka.tools.StorageTool")
+DUMP_LOG = ("org.apache.kafka.tools.DumpLogSegments", "kafka.tools.DumpLogSegments")
+JMX_TOOL = ("org.apache.kafka.tools.JmxTool", "kafka.tools.JmxTool")
+
+
+@functools.cache
+def main_class(jars: Path, candidates: str | tuple[str, ...]) -> str:
+    """The first of `candidates` that the jars in `jars` hold: tools moved between packages
+    across Kafka's release lines (DumpLogSegments left core for tools after 4.2), so the
+    version's own jars are asked instead of guessing from the version number."""
+    if isinstance(candidates, str):
+        return candidates
+    wanted = {name.replace(".", "/") + ".class": name for name in candidates}
+    found = set()
+    for jar in sorted(jars.glob("*.jar")):
+        with zipfile.ZipFile(jar) as archive:
+            found.update(wanted[n] for n in archive.namelist() if n in wanted)
+    for name in candidates:
+        if name in found:
+            return name
+    raise FileNotFoundError(f"none of {', '.join(candidates)} is in the jars of {jars}")
 
 
 class ToolError(RuntimeError):
@@ -39,9 +63,10 @@ class KafkaTools:
     def __init__(self, cluster: "KafkaCluster"):
         self.cluster = cluster
 
-    def run(self, main: str, *args: str, timeout: float = 180.0, check: bool = True,
-            stdin: str | None = None) -> str:
+    def run(self, main: str | tuple[str, ...], *args: str, timeout: float = 180.0,
+            check: bool = True, stdin: str | None = None) -> str:
         """`java -cp <jars> main args...`; returns stdout (ToolError on a non-zero exit)."""
+        main = main_class(self.cluster.jars, main)
         result = subprocess.run(
             ["java", *TOOL_JVM_OPTS, "-cp", f"{self.cluster.jars}/*", main, *args],
             input=stdin, capture_output=True, text=True, timeout=timeout,
@@ -50,7 +75,7 @@ class KafkaTools:
             raise ToolError(main, args, result)
         return result.stdout
 
-    def admin(self, main: str, *args: str, **kw) -> str:
+    def admin(self, main: str | tuple[str, ...], *args: str, **kw) -> str:
         """A tool that talks to the brokers (--bootstrap-server)."""
         return self.run(main, "--bootstrap-server", self.cluster.bootstrap, *args, **kw)
 
@@ -150,18 +175,12 @@ class KafkaTools:
     # --- offline readers of the metadata log
     def dump_log(self, files: list[Path]) -> str:
         """kafka-dump-log --cluster-metadata-decoder over segments and snapshots."""
-        return self.run(dump_log_class(self.cluster.version), "--cluster-metadata-decoder", "--files",
+        return self.run(DUMP_LOG, "--cluster-metadata-decoder", "--files",
                         ",".join(str(f) for f in files))
 
     def metadata_shell(self, snapshot: Path, *command: str) -> str:
         """kafka-metadata-shell --snapshot FILE with one non-interactive command."""
         return self.run(METADATA_SHELL, "--snapshot", str(snapshot), *command, timeout=45)
-
-
-def dump_log_class(version: str) -> str:
-    """DumpLogSegments moved from core (Scala) to tools (Java) in Kafka 4."""
-    return ("kafka.tools.DumpLogSegments" if version.startswith("3.")
-            else "org.apache.kafka.tools.DumpLogSegments")
 
 
 _FIELD = re.compile(r"^\s*([A-Za-z ]+):\s?(.*)$")

@@ -24,13 +24,14 @@ class CoreSettings:
     min_insync_replicas_default: int = 1
     # `unclean.leader.election.enable` when not set dynamically.
     unclean_leader_election_default: bool = False
-    # ELR gating. None: Kafka trunk, ELR is on when the feature
-    # eligible.leader.replicas.version >= 1. True/False: Kafka 4.0 ([A]), the
-    # controller config eligible.leader.replicas.enable, which also needs MV >= 4.0-IV1.
+    # ELR gating. None (every released line with ELR, 4.0.2 to 4.3.1 checked on real
+    # clusters): ELR is on when the feature eligible.leader.replicas.version >= 1.
+    # True/False: a controller config eligible.leader.replicas.enable that also needs
+    # MV >= 4.0-IV1 and writes no ClearElrRecord, an early design no released jar holds.
     elr_controller_config: bool | None = None
-    # How a restart is judged clean: "previous_epoch" (trunk, KAFKA-18635: request
-    # version >= 3 and PreviousBrokerEpoch == stored epoch) or "incarnation" (4.0:
-    # any new incarnation is unclean once MV >= 4.0-IV1).
+    # How a restart is judged clean: "previous_epoch" (every released line with ELR, checked
+    # on real clusters: request version >= 3 and PreviousBrokerEpoch == stored epoch) or
+    # "incarnation" (an early reading: any new incarnation is unclean once MV >= 4.0-IV1).
     clean_shutdown_detection: str = "previous_epoch"
     # What LastKnownElr holds: "leader" (Kafka's code: the last leader only) or
     # "set" (KIP-966 text: the last ELR members).

@@ -65,6 +65,15 @@ FAST := not spark and not kafka and not cluster and not prometheus
 test-fast: install
 	$(BIN)/python -m pytest -q -m "$(FAST)"
 
+# The real-cluster stories on the newest patch of every release line from 3.7 to 4.3, one
+# cluster at a time, ending with a version x scenario table (about 5 minutes a version).
+comma := ,
+empty :=
+space := $(empty) $(empty)
+test-kafka-matrix: install kafka-matrix
+	KRAFT_AUDIT_KAFKA_VERSIONS="$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX)))" \
+	  $(BIN)/python -m pytest -q -m kafka tests/test_kafka_real.py tests/test_kafka_side_inputs.py
+
 bench: install
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 

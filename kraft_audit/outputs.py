@@ -105,6 +105,7 @@ class ClusterGauges:
     unclean_recovery: int = 0  # partitions in RECOVERING
     manual_election_required: int = 0
     elr_in_use: int = 0
+    reassignment_stalled: int = 0  # reassignments that could complete and have not
     unclean_recovery_finished_total: int = 0  # RECOVERING -> RECOVERED transitions seen
     unclean_elections_total: int = 0
     elr_elections_total: int = 0

@@ -14,7 +14,8 @@ from kraft_audit.replay.sharded import ShardedDict, first_item
 
 # condition name -> ClusterGauges field
 GAUGE_OF = {"under_min_isr": "under_min_isr", "leaderless": "leaderless", "recovering": "unclean_recovery",
-            "manual_election_required": "manual_election_required", "elr_in_use": "elr_in_use"}
+            "manual_election_required": "manual_election_required", "elr_in_use": "elr_in_use",
+            "reassignment_stalled": "reassignment_stalled"}
 
 
 class Watch:
@@ -24,7 +25,8 @@ class Watch:
         # (partition, condition) -> (offset, ms) the interval opened at
         self.open = open_ if open_ is not None else ShardedDict(part=first_item)
         with_condition, partitions, electable = counts or ({name: 0 for name, _ in CONDITIONS}, 0, {})
-        self.with_condition: dict[str, int] = dict(with_condition)
+        # a condition added since the state was stored starts at 0
+        self.with_condition: dict[str, int] = {name: 0 for name, _ in CONDITIONS} | with_condition
         self.partitions: int = partitions
         self.electable: dict[int, int] = dict(electable)  # |ISR| + |ELR| -> partitions
 

@@ -147,3 +147,62 @@ def test_recovered_with_a_new_leader_is_reported(kraft_log):
     bad = kraft_log.batch(kraft_log.change(TID, 0, leader=2, isr=[2], lrs=0))[0]
     out = Auditor(CATALOG).process(kraft_log.events)
     assert hits(out, "kip704.leader-change-keeps-recovering") == [bad.offset]
+
+
+# ------------------------------------------- completing a reassignment and min ISR, hand-built
+# [1, 2, 3] -> [2, 3, 4] at min ISR 2: 2 and 3 out of sync, 1 to be removed, 4 added.
+T = "RRRRRRRRRRRRRRRRRRRRRQ"
+
+
+def moving(log, isr):
+    log.batch(*log.elr_features(False), *(log.register(b) for b in (1, 2, 3, 4)),
+              log.topic("t", T), log.config(2, "t", "min.insync.replicas", "2"),
+              log.partition(T, 0, [1, 2, 3], isr=isr, leader=isr[0]))
+    log.batch(log.change(T, 0, replicas=[2, 3, 4, 1], addingReplicas=[4], removingReplicas=[1]))
+
+
+def audited(log):
+    """(offsets of the rule's findings, reassignment_stalled intervals, the gauges' count)."""
+    auditor = Auditor(CATALOG)
+    out = auditor.process(log.events)
+    intervals = {r.interval_id: (r.start_offset, r.end_offset) for r in out.conditions
+                 if r.condition == "reassignment_stalled"}  # the last row of each interval
+    stalled_now = auditor.gauges().reassignment_stalled
+    return hits(out, "kraft.reassignment-keeps-min-isr"), sorted(intervals.values()), stalled_now
+
+
+def test_completing_with_the_kept_replicas_out_of_sync_under_min_isr_is_caught(kraft_log):
+    moving(kraft_log, isr=[1])
+    # the AlterPartition that brings 4 into the ISR also completes: 1 (in sync) is dropped
+    (bad,) = kraft_log.batch(kraft_log.change(T, 0, replicas=[2, 3, 4], isr=[4], leader=4,
+                                              addingReplicas=[], removingReplicas=[]))
+    found, stalled, now = audited(kraft_log)
+    assert found == [bad.offset] and stalled == [] and now == 0
+
+
+def test_waiting_until_completing_keeps_min_isr_is_right(kraft_log):
+    moving(kraft_log, isr=[1])
+    kraft_log.batch(kraft_log.change(T, 0, isr=[1, 4]))  # 4 caught up; completing would leave [4]
+    found, stalled, now = audited(kraft_log)
+    assert found == [] and stalled == [] and now == 0
+
+
+def test_a_reassignment_that_could_complete_and_does_not_is_a_stalled_interval(kraft_log):
+    moving(kraft_log, isr=[1, 2])  # 3 out of sync: a kept replica, not one being added
+    (caught_up,) = kraft_log.batch(kraft_log.change(T, 0, isr=[1, 2, 4]))
+    found, stalled, now = audited(kraft_log)
+    assert found == [] and stalled == [(caught_up.offset, None)]  # [2, 4] would keep min ISR 2
+    assert now == 1
+    (done,) = kraft_log.batch(kraft_log.change(T, 0, replicas=[2, 3, 4], isr=[2, 4], leader=2,
+                                               addingReplicas=[], removingReplicas=[]))
+    found, stalled, now = audited(kraft_log)
+    assert found == [] and stalled == [(caught_up.offset, done.offset)] and now == 0
+
+
+def test_a_cancelled_reassignment_is_not_judged_as_a_completion(kraft_log):
+    moving(kraft_log, isr=[1])
+    kraft_log.batch(kraft_log.change(T, 0, isr=[1, 4]))
+    kraft_log.batch(kraft_log.change(T, 0, replicas=[1, 2, 3], isr=[1], addingReplicas=[],
+                                     removingReplicas=[]))
+    found, stalled, _ = audited(kraft_log)
+    assert found == [] and stalled == []

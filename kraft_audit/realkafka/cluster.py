@@ -67,6 +67,16 @@ def describes_elr(version: str) -> bool:
     return release(version) >= (3, 8)
 
 
+def counts_unclean_elections(version: str) -> bool:
+    """The KRaft controller's UncleanLeaderElectionsPerSec exists from 3.9."""
+    return release(version) >= (3, 9)
+
+
+def counts_elr_elections(version: str) -> bool:
+    """The controller's ElectionFromEligibleLeaderReplicasPerSec exists from 4.1."""
+    return release(version) >= (4, 1)
+
+
 def elr_features(version: str) -> dict[str, int]:
     """The StorageTool features that give a new cluster of `version` ELR where it has it:
     on 4.0 the feature must be asked for, later lines turn it on themselves."""

@@ -9,6 +9,11 @@
   unclean election (kafka-leader-election --election-type unclean), or wait for Kafka's
   last-known-leader election (itself unclean) when that broker returns.
 - elr_in_use: the ELR is not empty.
+- reassignment_stalled: a reassignment that could complete has not: every adding replica is
+  in the ISR, it does not shrink the replica set, and completing it (the ISR less the
+  removing replicas) would keep the partition at or above min ISR if it is there now. A
+  correct controller completes it in the record that brings the last adding replica into
+  the ISR, so any interval of it is time the cluster spends on replicas it meant to drop.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ LEADERLESS = 2
 RECOVERING_BIT = 4
 MANUAL_ELECTION_REQUIRED = 8
 ELR_IN_USE = 16
+REASSIGNMENT_STALLED = 32
 
 CONDITIONS: tuple[tuple[str, int], ...] = (
     ("under_min_isr", UNDER_MIN_ISR),
@@ -28,6 +34,7 @@ CONDITIONS: tuple[tuple[str, int], ...] = (
     ("recovering", RECOVERING_BIT),
     ("manual_election_required", MANUAL_ELECTION_REQUIRED),
     ("elr_in_use", ELR_IN_USE),
+    ("reassignment_stalled", REASSIGNMENT_STALLED),
 )
 
 
@@ -43,4 +50,19 @@ def condition_mask(p: Partition, min_isr: int, state: ClusterState) -> int:
         mask |= RECOVERING_BIT
     if p.elr:
         mask |= ELR_IN_USE
+    if (p.adding_replicas or p.removing_replicas) and reassignment_completable(p, min_isr):
+        mask |= REASSIGNMENT_STALLED
     return mask
+
+
+def reassignment_completable(p: Partition, min_isr: int) -> bool:
+    """Whether completing the partition's reassignment now is safe and due: it does not
+    shrink the replica set, every adding replica has caught up (is in the ISR), and the ISR
+    it would leave (less the removing replicas) is not empty and not under min ISR unless
+    the partition is under min ISR already."""
+    adding, removing, isr = p.adding_replicas, p.removing_replicas, p.isr
+    if len(adding) < len(removing) or any(r not in isr for r in adding):
+        return False
+    kept = sum(1 for r in isr if r not in removing)
+    min_isr_after = min(min_isr, len(p.replicas) - len(removing))  # with the target's count
+    return kept > 0 and not (len(isr) >= min_isr_after > kept)

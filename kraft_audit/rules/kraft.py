@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kraft_audit.replay.partition import NO_LEADER_CHANGE
 from kraft_audit.replay.settings import MV_3_6_IV0
+from kraft_audit.rules.elections import completes_reassignment
 from kraft_audit.rules.registry import SETS_ASSIGNMENT, SETS_ISR, rule
 
 SNAPSHOT_SUFFIX = ".checkpoint"
@@ -83,4 +84,25 @@ def epochs_monotonic(c):
     if after.leader_epoch < before.leader_epoch or after.partition_epoch < before.partition_epoch:
         return (f"epochs went back from {before.leader_epoch}/{before.partition_epoch} to "
                 f"{after.leader_epoch}/{after.partition_epoch} (leader/partition)")
+    return None
+
+
+@rule("kraft.reassignment-keeps-min-isr", on="partition", records=("PARTITION_CHANGE_RECORD",))
+def reassignment_keeps_min_isr(c):
+    """Completing a reassignment drops the removing replicas from the ISR; that must not take
+    the partition under min ISR. The record that completes it often also brings the last
+    adding replica into the ISR, so the ISR it would have had is the one it sets plus the
+    removing replicas that were in sync. A cancellation (back to the original replicas) is
+    not judged."""
+    before, after = c.before, c.after
+    if not completes_reassignment(before, after):
+        return None
+    removing = set(before.removing_replicas)
+    if sorted(after.replicas) != sorted(r for r in before.replicas if r not in removing):
+        return None  # cancelled
+    min_isr = c.state.effective_min_isr(after)
+    dropped = sorted(removing & set(before.isr))
+    if len(after.isr) < min_isr <= len(after.isr) + len(dropped):
+        return (f"reassignment to {list(after.replicas)} completed with ISR {list(after.isr)}, "
+                f"under min ISR {min_isr}, by dropping in-sync replicas {dropped}")
     return None

@@ -37,6 +37,9 @@ class FaultSpec:
     point: str
     apply: Callable
     description: str
+    # partition-change faults stay out of reassignments (their ground truth would be
+    # ambiguous), except those about reassignments
+    in_reassignment: bool = False
 
 
 @dataclass
@@ -265,6 +268,27 @@ def _election_order_violated(c: Change):
     if leader not in isr or not later:
         return NOT_APPLICABLE
     return {**ch, "leader": later[0]}
+
+
+def _reassignment_completed_under_min_isr(c: Change):
+    """Completes a reassignment as soon as its adding replicas are in sync, although dropping
+    the in-sync removing replicas leaves the ISR under min ISR."""
+    before, ch = c.before, dict(c.change or {})
+    adding = ch.get("addingReplicas", before.adding)
+    removing = ch.get("removingReplicas", before.removing)
+    if not adding or not removing:
+        return NOT_APPLICABLE
+    isr = c.new_isr
+    kept = [r for r in isr if r not in removing]
+    min_isr = c.model.effective_min_isr(c.topic)
+    if not kept or any(r not in isr for r in adding) or not len(kept) < min_isr <= len(isr):
+        return NOT_APPLICABLE
+    replicas = [r for r in ch.get("replicas", before.replicas) if r not in removing]
+    ch.update(isr=kept, replicas=replicas, addingReplicas=[], removingReplicas=[])
+    leader = ch.get("leader", before.leader)
+    if leader not in kept:
+        ch["leader"] = kept[0]
+    return ch
 
 
 def _isr_not_shrunk_on_fence(c: Change):
@@ -521,6 +545,15 @@ CATALOG: dict[str, FaultSpec] = {
             "a later ISR replica is elected over the first valid one",
         ),
         FaultSpec(
+            "reassignment-completed-under-min-isr",
+            "kraft.reassignment-keeps-min-isr",
+            ("kraft.leader-epoch-bump", "kip966.election-order", *_ELR_MATCH),
+            PARTITION_CHANGE,
+            _reassignment_completed_under_min_isr,
+            "a reassignment completes into an ISR under min ISR by dropping in-sync replicas",
+            in_reassignment=True,
+        ),
+        FaultSpec(
             "isr-not-shrunk-on-fence",
             "kip966.fenced-out-of-isr",
             ("kip966.leader-registered-unfenced", *_ELR_MATCH),
@@ -671,9 +704,10 @@ class FaultInjector:
     def on_partition_change(self, model, topic, pid, before, change, reason):
         if (topic.topic_id, pid) in self._tainted:
             return change
-        if before.adding or before.removing or (change and "replicas" in change):
-            return change  # keep reassignments out of it: their ground truth would be ambiguous
+        reassigning = bool(before.adding or before.removing or (change and "replicas" in change))
         for item in self._due(model, PARTITION_CHANGE):
+            if reassigning != item[0].in_reassignment:
+                continue
             result = item[0].apply(Change(model, topic, pid, before, change, reason))
             if result is NOT_APPLICABLE:
                 continue

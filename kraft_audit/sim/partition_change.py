@@ -111,13 +111,18 @@ def build_change(
     unclean_shutdown = set(unclean_shutdown_replicas)
     rec: dict = {}
 
-    # completeReassignmentIfNeeded (PartitionReassignmentReplicas.maybeCompleteReassignment)
+    # completeReassignmentIfNeeded (PartitionReassignmentReplicas.maybeCompleteReassignment):
+    # once the adding replicas are in sync, and either every target replica is or the
+    # replica set does not shrink; never into an ISR under min ISR from one at or above it
     if t_removing or t_adding:
         new_isr, new_replicas = t_isr, t_replicas
         if t_removing:
             new_isr = [r for r in t_isr if r not in t_removing]
             new_replicas = [r for r in t_replicas if r not in t_removing]
-        if new_isr and _contains_all(new_isr, t_adding):
+        caught_up = new_isr and _contains_all(new_isr, t_adding)
+        due = _contains_all(new_isr, new_replicas) or len(t_adding) >= len(t_removing)
+        min_isr_after = min(min_isr, len(new_replicas))  # the effective min ISR it would have
+        if caught_up and due and not len(new_isr) < min_isr_after <= len(t_isr):
             t_isr, t_replicas, t_removing, t_adding = new_isr, new_replicas, [], []
 
     # maybePopulateTargetElr

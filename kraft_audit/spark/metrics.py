@@ -40,6 +40,11 @@ _PARTITION_GAUGES = {
     ),
     "leaderless": ("leaderless_partitions", "Partitions without a leader."),
     "elr_in_use": ("elr_in_use_partitions", "Partitions with a non-empty ELR."),
+    "reassignment_stalled": (
+        "reassignment_stalled_partitions",
+        "Partitions whose reassignment could complete (adding replicas in sync, min ISR kept) "
+        "and has not.",
+    ),
     "partitions": ("partitions", "Partitions the auditor tracks."),
 }
 _PARTITION_COUNTERS = {

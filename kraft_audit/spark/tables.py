@@ -166,6 +166,7 @@ GAUGES = pa.schema(
         _f("unclean_recovery", pa.int64()),
         _f("manual_election_required", pa.int64()),
         _f("elr_in_use", pa.int64()),
+        _f("reassignment_stalled", pa.int64()),
         _f("unclean_recovery_finished_total", pa.int64()),
         _f("unclean_elections_total", pa.int64()),
         _f("elr_elections_total", pa.int64()),

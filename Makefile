@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus kafka kafka-matrix test-kafka-matrix delta-spark demo demo-kafka test test-fast bench bench-scale clean
+.PHONY: install prometheus kafka kafka-matrix test-kafka-matrix test-bugs delta-spark demo demo-kafka test test-fast bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -73,6 +73,13 @@ space := $(empty) $(empty)
 test-kafka-matrix: install kafka-matrix
 	KRAFT_AUDIT_KAFKA_VERSIONS="$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX)))" \
 	  $(BIN)/python -m pytest -q -m kafka tests/test_kafka_real.py tests/test_kafka_side_inputs.py
+
+# Controller bugs Kafka shipped, each on a release that has it and on the first that fixed it
+# (tests/test_kafka_bugs.py; docs/real-kafka.md has the table).
+BUG_VERSIONS := 3.7.2 3.8.0 4.0.2 4.1.0 4.2.1 4.3.0
+test-bugs: install
+	$(MAKE) kafka-matrix KAFKA_MATRIX="$(BUG_VERSIONS)"
+	$(BIN)/python -m pytest -q -m bugs tests/test_kafka_bugs.py
 
 bench: install
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -1,0 +1,184 @@
+"""Controller bugs Kafka really shipped, reproduced on a release that has each and on the
+first release that fixed it: the auditor must report the bug where it happened on the
+first, and nothing on the second. The rules that catch them state invariants any correct
+controller keeps (docs/rules.md); nothing here is known to them.
+
+Run alone: `make test-bugs` (or `pytest -m bugs`); not part of `make test`. The table of
+bugs, versions and evidence is in docs/real-kafka.md.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from kraft_audit.realkafka import KafkaCluster, wait_until
+from kraft_audit.realkafka import oracles
+from kraft_audit.realkafka.cluster import elr_features
+from kraft_audit.realkafka.jmx import CONTROLLER_METRICS, read_metrics
+
+pytestmark = [pytest.mark.kafka, pytest.mark.bugs]
+
+MIN_ISR = {"min.insync.replicas": "2"}
+
+
+@pytest.fixture
+def new_cluster(request):
+    """Starts a cluster of a version; its dirs are kept when the test fails."""
+    started = []
+
+    def start(version: str, brokers: int) -> KafkaCluster:
+        workdir = Path(tempfile.mkdtemp(prefix=f"kraft-audit-bug-{version}-"))
+        cluster = KafkaCluster(
+            version, workdir, brokers=brokers, features=elr_features(version),
+            # a killed broker stays registered while a reassignment naming it is submitted
+            # (kafka-reassign-partitions refuses a target that is not alive)
+            controller_config={"broker.session.timeout.ms": "30000"})
+        started.append(cluster)
+        cluster.start()
+        return cluster
+
+    failed_before = request.session.testsfailed
+    yield start
+    for cluster in started:
+        cluster.close()
+        if request.session.testsfailed == failed_before:
+            shutil.rmtree(cluster.workdir, ignore_errors=True)
+        else:
+            print(f"\nKafka {cluster.version} logs and log dirs kept in {cluster.workdir}")
+
+
+def replay(cluster: KafkaCluster):
+    from kraft_audit.cli.describe import replay as describe_replay
+
+    return describe_replay(cluster.metadata_log_dir, cluster.cluster_id, None)
+
+
+def partition(cluster: KafkaCluster, topic: str, index: int = 0):
+    state = replay(cluster)
+    tid = state.topic_ids.get(topic)
+    return None if tid is None else state.partitions.get((tid, index))
+
+
+def wait_partition(cluster: KafkaCluster, what: str, check, topic: str = "moving", timeout=90):
+    return wait_until(f"{topic}-0: {what}",
+                      lambda: (p := partition(cluster, topic)) is not None and check(p) and p,
+                      timeout)
+
+
+def audit(cluster: KafkaCluster, name: str) -> dict:
+    """`kraft-audit check --json` on a copy of the controller's log as it is now."""
+    return oracles.kraft_audit_check(oracles.snapshot_of_log(cluster, name), cluster.cluster_id)
+
+
+def change_records(cluster: KafkaCluster, name: str, topic: str = "moving") -> list[dict]:
+    """kafka-dump-log's PartitionChangeRecords of the topic, with their offsets."""
+    files = sorted((cluster.workdir / "oracle-describe" / name).glob("*.log"))
+    kafka = oracles.parse_kafka_dump(cluster.tools.dump_log(files))
+    state = replay(cluster)
+    tid = state.topic_ids.get(topic) or next(t for t, n in state.deleted_topics.items() if n == topic)
+    return [r for recs in kafka.values() for r in recs
+            if r["type"] == "PARTITION_CHANGE_RECORD" and r["data"]["topicId"] == tid]
+
+
+def start_moving_with_target_down(cluster: KafkaCluster, target: list[int], adding: int):
+    """moving-0 on [1, 2, 3], min ISR 2, reassigned to `target` right after the adding broker
+    was killed (not yet fenced: a paused one would hang the tool's calls), so it cannot catch
+    up until it is started again."""
+    cluster.tools.create_topic("moving", assignment=[[1, 2, 3]], configs=MIN_ISR)
+    cluster.tools.produce("moving", 500)
+    cluster.broker(adding).kill()
+    cluster.tools.reassign({("moving", 0): target})
+    wait_partition(cluster, f"reassigning to {target}", lambda p: adding in p.adding_replicas)
+
+
+def findings(report: dict, rule_id: str) -> list[tuple[str, int]]:
+    return [(f["topic"], f["offset"]) for f in report["findings"] if f["rule_id"] == rule_id]
+
+
+# ------------------------------------------------ a reassignment completed under min ISR
+
+@pytest.mark.parametrize("version,has_bug", [("3.7.2", True), ("3.8.0", False)])
+def test_completing_a_reassignment_under_min_isr(new_cluster, version, has_bug):
+    """[1, 2, 3] -> [2, 3, 4] at min ISR 2 with the kept replicas 2 and 3 shut down: the
+    record that brings 4 into the ISR [1] may complete the reassignment only if dropping 1
+    keeps min ISR; it does not (ISR [4])."""
+    c = new_cluster(version, brokers=4)
+    start_moving_with_target_down(c, [2, 3, 4], adding=4)
+    c.broker(2).stop()
+    c.broker(3).stop()
+    wait_partition(c, "ISR [1]", lambda p: list(p.isr) == [1])
+    c.broker(4).start()
+    p = wait_partition(c, "4 in sync", lambda p: 4 in p.isr)
+    report = audit(c, "caught-up")
+    completing = [r for r in change_records(c, "caught-up") if r["data"].get("replicas") == [2, 3, 4]]
+    if has_bug:
+        assert (list(p.replicas), list(p.isr)) == ([2, 3, 4], [4])  # Kafka dropped 1
+        assert findings(report, "kraft.reassignment-keeps-min-isr") == [
+            ("moving", completing[0]["offset"])]
+    else:
+        assert (sorted(p.replicas), sorted(p.isr), list(p.adding_replicas)) == (
+            [1, 2, 3, 4], [1, 4], [4])  # waits for 2 or 3
+        assert completing == [] and report["findings"] == []
+        assert "reassignment_stalled" not in {o["condition"] for o in report["open_conditions"]}
+
+
+# ------------------------------------------------ a reassignment that never completes
+
+@pytest.mark.parametrize("version,has_bug", [("4.2.1", True), ("4.3.0", False)])
+def test_a_reassignment_held_back_by_a_replica_it_keeps(new_cluster, version, has_bug):
+    """[1, 2, 3] -> [2, 3, 4] at min ISR 2 with the kept replica 3 shut down: once 4 is in
+    sync, dropping 1 leaves ISR [2, 4], at min ISR, so the reassignment can complete. A
+    controller that waits for 3 keeps it stalled for as long as 3 is away."""
+    c = new_cluster(version, brokers=4)
+    start_moving_with_target_down(c, [2, 3, 4], adding=4)
+    c.broker(3).stop()
+    wait_partition(c, "3 out of the ISR", lambda p: 3 not in p.isr)
+    c.broker(4).start()
+    if has_bug:
+        p = wait_partition(c, "4 in sync", lambda p: 4 in p.isr)
+        report = audit(c, "caught-up")
+        assert sorted(p.adding_replicas) == [4] and sorted(p.isr) == [1, 2, 4]
+        # the interval open now began with the last record that brought 4 into the ISR (a
+        # killed broker restarted within its session can join, then leave the ISR as an
+        # unclean shutdown when it registers again, and join once more)
+        isr_changes = [r for r in change_records(c, "caught-up") if r["data"].get("isr") is not None]
+        joined = isr_changes[-1]
+        assert 4 in joined["data"]["isr"]
+        stalled = [(o["topic"], o["start_offset"]) for o in report["open_conditions"]
+                   if o["condition"] == "reassignment_stalled"]
+        assert stalled == [("moving", joined["offset"])]
+        assert report["gauges"]["reassignment_stalled"] == 1
+        assert report["findings"] == []  # a liveness condition, not a broken safety rule
+    else:
+        p = wait_partition(c, "reassigned", lambda p: not p.adding_replicas and 4 in p.isr)
+        report = audit(c, "completed")
+        assert (list(p.replicas), sorted(p.isr)) == ([2, 3, 4], [2, 4])
+        assert report["findings"] == [] and report["gauges"]["reassignment_stalled"] == 0
+        assert report["open_conditions"] == [] or "reassignment_stalled" not in {
+            o["condition"] for o in report["open_conditions"]}
+
+
+# ------------------------------------------------ a clean election counted as unclean
+
+@pytest.mark.parametrize("version,has_bug", [("4.0.2", True), ("4.1.0", False)])
+def test_the_controllers_unclean_election_meter_against_the_log(new_cluster, version, has_bug):
+    """moving-0 on [1] reassigned to [2]: the record that brings 2 into the ISR completes the
+    reassignment and makes 2 leader, a clean election (RECOVERED stays). The log is right; a
+    controller meter that counts it as unclean disagrees with it."""
+    c = new_cluster(version, brokers=2)
+    c.tools.create_topic("moving", assignment=[[1]], configs={"min.insync.replicas": "1"})
+    c.tools.produce("moving", 500)
+    c.tools.reassign({("moving", 0): [2]})
+    p = wait_partition(c, "moved to [2]", lambda p: list(p.replicas) == [2] and p.leader == 2)
+    assert p.leader_recovery_state == 0
+    report = audit(c, "moved")
+    meter = read_metrics(c.controller, CONTROLLER_METRICS)["unclean_elections"]
+    assert report["findings"] == [] and report["gauges"]["unclean_elections_total"] == 0
+    if has_bug:
+        assert meter == 1  # Kafka's meter says unclean; the log says clean
+    else:
+        assert meter == 0

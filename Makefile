@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus kafka kafka-matrix test-kafka-matrix test-bugs delta-spark demo demo-kafka test test-fast bench bench-scale clean
+.PHONY: install prometheus jmx-exporter kafka kafka-matrix test-kafka-matrix test-bugs delta-spark demo demo-kafka test test-fast bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -50,6 +50,16 @@ $(DELTA_CACHE)/$(DELTA_VERSION)/.resolved: deploy/delta-spark/pom.xml
 	mvn -q -B -f deploy/delta-spark/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(@D)
 	touch $@
 
+# The Prometheus JMX exporter java agent (deploy/jmx-exporter/pom.xml) into an ignored cache.
+JMX_EXPORTER_CACHE ?= .cache/jmx-exporter
+jmx-exporter: $(JMX_EXPORTER_CACHE)/.resolved
+
+$(JMX_EXPORTER_CACHE)/.resolved: deploy/jmx-exporter/pom.xml
+	rm -rf $(@D)
+	mvn -q -B -f deploy/jmx-exporter/pom.xml dependency:copy-dependencies -DexcludeTransitive=true \
+	  -DoutputDirectory=$(CURDIR)/$(@D)
+	touch $@
+
 demo: install
 	$(BIN)/kraft-audit demo --workdir $(WORKDIR)
 
@@ -77,7 +87,7 @@ test-kafka-matrix: install kafka-matrix
 # Controller bugs Kafka shipped, each on a release that has it and on the first that fixed it
 # (tests/test_kafka_bugs.py; docs/real-kafka.md has the table).
 BUG_VERSIONS := 3.7.2 3.8.0 4.0.2 4.1.0 4.2.1 4.3.0
-test-bugs: install
+test-bugs: install prometheus jmx-exporter
 	$(MAKE) kafka-matrix KAFKA_MATRIX="$(BUG_VERSIONS)"
 	$(BIN)/python -m pytest -q -m bugs tests/test_kafka_bugs.py
 

@@ -66,15 +66,23 @@ def test_promtool_unit_tests_of_the_alerts_pass():
     assert "SUCCESS" in promtool("test", "rules", "alerts_test.yml")
 
 
-def test_every_alert_has_a_unit_test():
+@pytest.mark.prometheus
+def test_promtool_unit_tests_of_kafkas_metrics_against_the_log_pass():
+    assert "SUCCESS: 3 rules found" in promtool("check", "rules", "kafka-vs-log.yml")
+    assert "SUCCESS" in promtool("test", "rules", "kafka-vs-log_test.yml")
+
+
+@pytest.mark.parametrize("rules,tests", [("alerts.yml", "alerts_test.yml"),
+                                         ("kafka-vs-log.yml", "kafka-vs-log_test.yml")])
+def test_every_alert_has_a_unit_test(rules, tests):
     alerts = {
         r["alert"]
-        for g in yaml.safe_load((PROMETHEUS / "alerts.yml").read_text())["groups"]
+        for g in yaml.safe_load((PROMETHEUS / rules).read_text())["groups"]
         for r in g["rules"]
     }
     tested = {
         t["alertname"]
-        for case in yaml.safe_load((PROMETHEUS / "alerts_test.yml").read_text())["tests"]
+        for case in yaml.safe_load((PROMETHEUS / tests).read_text())["tests"]
         for t in case["alert_rule_test"]
     }
     assert alerts == tested

@@ -24,7 +24,7 @@ import pytest
 
 from kraft_audit.realkafka import KafkaCluster, ToolError, wait_until
 from kraft_audit.realkafka.cluster import (counts_elr_elections, counts_unclean_elections,
-                                           describes_elr, elr_features, has_elr)
+                                           describes_elr, elr_features, has_elr, release)
 from kraft_audit.realkafka import oracles
 from kraft_audit.realkafka.jmx import BROKER_METRICS, CONTROLLER_METRICS, read_metrics
 from kraft_audit.realkafka.live_audit import LiveAudit
@@ -34,6 +34,13 @@ pytestmark = pytest.mark.kafka
 
 MIN_ISR = {"min.insync.replicas": "2"}
 
+# Controller bugs a release line runs into during the stories, by the rule that reports
+# them: there the story expects those findings instead of none (tests/test_kafka_bugs.py
+# reproduces each on its own; docs/real-kafka.md has the table).
+KNOWN_BUGS = {
+    (4, 0): {"kip966.leader-registered-unfenced"},  # the last known leader elected while fenced
+}
+
 
 class Story:
     """One running cluster and the helpers the scenarios share."""
@@ -41,6 +48,8 @@ class Story:
     def __init__(self, cluster: KafkaCluster):
         self.cluster = cluster
         self.elr = has_elr(cluster.version)  # on 4.0 formatted with the feature on
+        self.known_bugs = KNOWN_BUGS.get(release(cluster.version), set())
+        self.found: set[str] = set()  # rule ids of the findings so far (known bugs only)
 
     # --- waiting on the live log (the auditor's replay)
     def state(self):
@@ -80,7 +89,9 @@ class Story:
         describe, and kraft-audit check finds nothing. Returns kafka-topics' rows."""
         rows, diffs, report = oracles.compare_describe(self.cluster, name)
         assert diffs == [], f"{name}: Kafka and kraft-audit disagree:\n" + "\n".join(diffs)
-        assert report["findings"] == [], f"{name}: findings on real Kafka: {report['findings']}"
+        found = {f["rule_id"] for f in report["findings"]}
+        assert found <= self.known_bugs, f"{name}: findings on real Kafka: {report['findings']}"
+        self.found |= found
         return {(r["topic"], r["partition"]): r for r in rows}
 
 
@@ -251,6 +262,8 @@ def test_06_unclean_leader_election_recovers(story):
     shell = oracles.shell_partitions(story.cluster, sorted(
         oracles.snapshot_of_log(story.cluster, "recovering").glob("*.log"))[0])
     row = story.oracles("unclean-elected")[("unclean", 0)]
+    # a line that elects the last known leader (1) while it is fenced is caught here
+    assert story.found == story.known_bugs
     assert row["leader"] == 2 and row["isr"] == [2]
     assert shell[("unclean", 0)]["leaderRecoveryState"] == "RECOVERING"
     if story.elr:
@@ -295,13 +308,13 @@ def test_09_elr_feature_off_and_on(story):
             tools.features("upgrade", "--feature", "eligible.leader.replicas.version=1")
         return
     c.broker(2).stop()
-    c.broker(3).stop()
-    story.wait_partition("elr", "ISR [1], ELR [2, 3]",
-                         lambda p: list(p.isr) == [1] and sorted(p.elr) == [2, 3])
+    c.broker(3).stop()  # 2 left while the ISR was at min ISR: only 3 goes to the ELR
+    story.wait_partition("elr", "ISR [1], ELR [3]",
+                         lambda p: list(p.isr) == [1] and list(p.elr) == [3])
     tools.features("downgrade", "--feature", "eligible.leader.replicas.version=0")
     wait_until("ELR off", lambda: not story.state().elr_enabled)
     rows = story.oracles("elr-off")
-    assert sorted(rows[("elr", 0)]["elr"]) == [2, 3]  # kept: no record touched the partition
+    assert rows[("elr", 0)]["elr"] == [3]  # kept: no record touched the partition
     c.broker(2).start()
     story.wait_partition("elr", "2 back in the ISR", lambda p: sorted(p.isr) == [1, 2])
     rows = story.oracles("elr-off-next-change")
@@ -361,4 +374,5 @@ def test_10_dump_log_and_controller_metrics(story):
         streamed = [(c, s, e if e is None or e <= last else None) for c, s, e in streamed]
         assert streamed == oracles.condition_intervals(kafka, topic, min_isr=2), topic
         assert streamed, f"{topic}-0 never had a condition: the scenario did not happen"
-    assert live.rows("violations") == [] and live.rows("quarantine") == []
+    assert {v["rule_id"] for v in live.rows("violations")} <= story.known_bugs
+    assert live.rows("quarantine") == []

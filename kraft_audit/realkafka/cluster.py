@@ -41,6 +41,16 @@ def kafka_jars(version: str) -> Path:
     return folder
 
 
+def jmx_exporter_agent() -> Path:
+    """The Prometheus JMX exporter java agent `make jmx-exporter` resolved."""
+    root = Path(os.environ.get("KRAFT_AUDIT_JMX_EXPORTER_CACHE")
+                or Path(__file__).resolve().parents[2] / ".cache" / "jmx-exporter")
+    jars = sorted(root.glob("jmx_prometheus_javaagent-*.jar"))
+    if not (root / ".resolved").exists() or not jars:
+        raise FileNotFoundError(f"the JMX exporter agent is not in {root}: run `make jmx-exporter`")
+    return jars[-1]
+
+
 def release(version: str) -> tuple[int, int]:
     """"4.0.2" -> (4, 0): what a release line can do is decided by its line."""
     major, minor = version.split(".")[:2]
@@ -121,6 +131,7 @@ class KafkaNode:
         self.dir = cluster.workdir / f"{role}-{node_id}"
         self.port = free_port()
         self.jmx_port = free_port()
+        self.exporter_port = free_port()  # the JMX exporter agent's /metrics, when it runs
         self.proc: subprocess.Popen | None = None
         self.config_overrides: dict[str, str] = {}
         self.paused = False
@@ -246,6 +257,9 @@ class KafkaNode:
                "-Djava.rmi.server.hostname=127.0.0.1",
                "-Dcom.sun.management.jmxremote.authenticate=false",
                "-Dcom.sun.management.jmxremote.ssl=false"]
+        if c.jmx_exporter is not None:  # Kafka's MBeans on /metrics, as operators scrape them
+            agent, config = c.jmx_exporter
+            jmx.append(f"-javaagent:{agent}=127.0.0.1:{self.exporter_port}:{config}")
         with open(self.logs_dir / "stdout.log", "ab") as out:
             self.proc = subprocess.Popen(
                 ["java", *SERVER_JVM_OPTS, *jmx, f"-Dkafka.logs.dir={self.logs_dir}", log_opt,
@@ -336,7 +350,8 @@ class KafkaCluster:
     over the harness's defaults; `features` are passed to StorageTool format (e.g.
     {"eligible.leader.replicas.version": 0}); `request_log_level` ("DEBUG" or "TRACE")
     turns on kafka.request.logger into each node's logs/kafka-request.log, rolled at
-    `request_log_roll_bytes`.
+    `request_log_roll_bytes`; `jmx_exporter` (agent jar, config) runs the Prometheus JMX
+    exporter agent in every node, serving on its `exporter_port`.
     """
 
     def __init__(self, version: str, workdir: Path | str, brokers: int = 3, controllers: int = 1,
@@ -345,7 +360,7 @@ class KafkaCluster:
                  broker_config: dict[str, str] | None = None,
                  features: dict[str, int] | None = None, release_version: str | None = None,
                  request_log_level: str | None = None, request_log_roll_bytes: int = 50 << 20,
-                 data_dirs_per_broker: int = 1):
+                 data_dirs_per_broker: int = 1, jmx_exporter: tuple[Path, Path] | None = None):
         from kraft_audit.realkafka.tools import KafkaTools
 
         self.version = version
@@ -360,6 +375,7 @@ class KafkaCluster:
         self.request_log_level = request_log_level
         self.request_log_roll_bytes = request_log_roll_bytes
         self.data_dirs_per_broker = data_dirs_per_broker
+        self.jmx_exporter = jmx_exporter  # (agent jar, its config): every node serves /metrics
         self.cluster_id = random_cluster_id()
         self.controllers = [KafkaNode(self, 100 + i, "controller") for i in range(controllers)]
         self.brokers = [KafkaNode(self, 1 + i, "broker") for i in range(brokers)]

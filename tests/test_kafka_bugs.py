@@ -9,16 +9,25 @@ bugs, versions and evidence is in docs/real-kafka.md.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
+import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kraft_audit.realkafka import KafkaCluster, wait_until
 from kraft_audit.realkafka import oracles
-from kraft_audit.realkafka.cluster import elr_features
+from kraft_audit.realkafka.cluster import elr_features, jmx_exporter_agent
 from kraft_audit.realkafka.jmx import CONTROLLER_METRICS, read_metrics
+from kraft_audit.realkafka.live_audit import LiveAudit
+from services import Service, free_port
+
+DEPLOY_PROMETHEUS = Path(__file__).resolve().parents[1] / "deploy" / "prometheus"
 
 pytestmark = [pytest.mark.kafka, pytest.mark.bugs]
 
@@ -30,10 +39,12 @@ def new_cluster(request):
     """Starts a cluster of a version; its dirs are kept when the test fails."""
     started = []
 
-    def start(version: str, brokers: int) -> KafkaCluster:
+    def start(version: str, brokers: int, jmx_exporter: bool = False) -> KafkaCluster:
         workdir = Path(tempfile.mkdtemp(prefix=f"kraft-audit-bug-{version}-"))
         cluster = KafkaCluster(
             version, workdir, brokers=brokers, features=elr_features(version),
+            jmx_exporter=(jmx_exporter_agent(), DEPLOY_PROMETHEUS / "kafka-jmx-exporter.yml")
+            if jmx_exporter else None,
             # a killed broker stays registered while a reassignment naming it is submitted
             # (kafka-reassign-partitions refuses a target that is not alive)
             controller_config={"broker.session.timeout.ms": "10000"})
@@ -95,6 +106,62 @@ def start_moving_with_target_down(cluster: KafkaCluster, target: list[int], addi
     wait_partition(cluster, f"reassigning to {target}", lambda p: adding in p.adding_replicas)
     # fenced before it comes back, so it joins the ISR under its new registration only
     wait_until(f"broker {adding} fenced", lambda: replay(cluster).brokers[adding].fenced, 60)
+
+
+DISAGREEMENT = "KafkaUncleanElectionMeterDisagreesWithLog"
+FOR_SECONDS = 5  # the rules' `for:` shortened, so the test waits seconds, not minutes
+
+
+def start_prometheus(root: Path, cluster: KafkaCluster, audit_port: int) -> Service:
+    """Debian's Prometheus scraping the controller's JMX exporter agent and kraft-audit's
+    /metrics (both labelled with the cluster id, as deploy/prometheus says to), evaluating
+    kafka-vs-log.yml every second."""
+    groups = yaml.safe_load((DEPLOY_PROMETHEUS / "kafka-vs-log.yml").read_text())
+    for group in groups["groups"]:
+        for rule in group["rules"]:
+            rule["for"] = f"{FOR_SECONDS}s"
+    (root / "kafka-vs-log.yml").write_text(yaml.safe_dump(groups))
+    label = {"cluster": cluster.cluster_id}
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(root / "kafka-vs-log.yml")],
+        "scrape_configs": [
+            {"job_name": "kafka", "static_configs": [
+                {"targets": [f"127.0.0.1:{cluster.controller.exporter_port}"], "labels": label}]},
+            {"job_name": "kraft-audit", "static_configs": [
+                {"targets": [f"127.0.0.1:{audit_port}"]}]},
+        ],
+    }
+    (root / "prometheus.yml").write_text(yaml.safe_dump(config))
+    port = free_port()
+    binary = shutil.which("prometheus")
+    if binary is None:
+        pytest.fail("the Prometheus server is needed: `make prometheus`")
+    service = Service([binary, f"--config.file={root / 'prometheus.yml'}",
+                       f"--storage.tsdb.path={root / 'prometheus-data'}",
+                       f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+                      root / "prometheus.log")
+    service.url = f"http://127.0.0.1:{port}"
+    wait_until("Prometheus ready", lambda: _get(service.url + "/-/ready") is not None, 60)
+    return service
+
+
+def _get(url: str):
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return json.load(response) if "/api/" in url else response.status
+    except OSError:
+        return None
+
+
+def instant(base: str, promql: str) -> list[dict]:
+    answer = _get(f"{base}/api/v1/query?{urllib.parse.urlencode({'query': promql})}")
+    return answer["data"]["result"] if answer else []
+
+
+def alerts(base: str) -> list[dict]:
+    answer = _get(f"{base}/api/v1/alerts")
+    return answer["data"]["alerts"] if answer else []
 
 
 def findings(report: dict, rule_id: str) -> list[tuple[str, int]]:
@@ -169,23 +236,54 @@ def test_a_reassignment_held_back_by_a_replica_it_keeps(new_cluster, version, ha
 # ------------------------------------------------ a clean election counted as unclean
 
 @pytest.mark.parametrize("version,has_bug", [("4.0.2", True), ("4.1.0", False)])
-def test_the_controllers_unclean_election_meter_against_the_log(new_cluster, version, has_bug):
+def test_the_controllers_unclean_election_meter_against_the_log(new_cluster, spark, tmp_path,
+                                                                version, has_bug):
     """moving-0 on [1] reassigned to [2]: the record that brings 2 into the ISR completes the
     reassignment and makes 2 leader, a clean election (RECOVERED stays). The log is right; a
-    controller meter that counts it as unclean disagrees with it."""
-    c = new_cluster(version, brokers=2)
+    controller meter that counts it as unclean disagrees with it. Prometheus scrapes Kafka's
+    meter through the JMX exporter agent and kraft-audit's streaming job, and the rule of
+    deploy/prometheus/kafka-vs-log.yml fires on the disagreement, and only there."""
+    c = new_cluster(version, brokers=2, jmx_exporter=True)
     c.tools.create_topic("moving", assignment=[[1]], configs={"min.insync.replicas": "1"})
     c.tools.produce("moving", 500)
-    c.tools.reassign({("moving", 0): [2]})
-    p = wait_partition(c, "moved to [2]", lambda p: list(p.replicas) == [2] and p.leader == 2)
-    assert p.leader_recovery_state == 0
-    report = audit(c, "moved")
-    meter = read_metrics(c.controller, CONTROLLER_METRICS)["unclean_elections"]
-    assert report["findings"] == [] and report["gauges"]["unclean_elections_total"] == 0
-    if has_bug:
-        assert meter == 1  # Kafka's meter says unclean; the log says clean
-    else:
-        assert meter == 0
+    live = LiveAudit(spark, c, tmp_path / "live-audit")
+    try:
+        prom = start_prometheus(tmp_path, c, live.job.metrics_port)
+        try:
+            wait_until("Prometheus scraping the controller's meter and the job", lambda: len(
+                instant(prom.url, "kafka_controller_controllerstats_uncleanleaderelectionspersec_total"
+                        " or kraft_audit_unclean_elections_total")) == 2, 120)
+            c.tools.reassign({("moving", 0): [2]})
+            p = wait_partition(c, "moved to [2]", lambda p: list(p.replicas) == [2] and p.leader == 2)
+            assert p.leader_recovery_state == 0
+            report = audit(c, "moved")
+            meter = read_metrics(c.controller, CONTROLLER_METRICS)["unclean_elections"]
+            assert report["findings"] == [] and report["gauges"]["unclean_elections_total"] == 0
+            wait_until("the job at the end of the log", lambda: live.metrics().get(
+                "last_offset", -1) >= report["gauges"]["last_offset"], 120)
+
+            def firing():
+                return [a for a in alerts(prom.url)
+                        if a["labels"]["alertname"] == DISAGREEMENT and a["state"] == "firing"]
+
+            if has_bug:
+                assert meter == 1  # Kafka's meter says unclean; the log says clean
+                [alert] = wait_until("the disagreement alert firing", firing, 120)
+                assert alert["labels"]["cluster"] == c.cluster_id
+            else:
+                assert meter == 0
+                # both sides scraped after the election, several rule evaluations later
+                wait_until("Prometheus past the election", lambda: instant(
+                    prom.url, "kraft_audit_last_offset") and float(instant(
+                        prom.url, "max(kraft_audit_last_offset)")[0]["value"][1])
+                    >= report["gauges"]["last_offset"], 120)
+                time.sleep(3 * FOR_SECONDS)
+                assert firing() == [] and not [a for a in alerts(prom.url)
+                                               if a["labels"]["alertname"] == DISAGREEMENT]
+        finally:
+            prom.stop()
+    finally:
+        live.stop()
 
 
 # ------------------------------------------------ the last known leader elected while fenced

@@ -20,16 +20,16 @@ TOOL_JVM_OPTS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xs
 # A tool's main class, or the places it has lived across Kafka's lines (newest first): the
 # one the version's jars hold is run (see main_class).
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
-CONFIG_COMMAND = ("org.apache.kafka.tools.ConfigCommand", "kafka.admin.ConfigCommand")
+CONFIG_COMMAND = "kafka.admin.ConfigCommand"
 LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 FEATURES = "org.apache.kafka.tools.FeatureCommand"
 LOG_DIRS = "org.apache.kafka.tools.LogDirsCommand"
 PRODUCER_PERF = "org.apache.kafka.tools.ProducerPerformance"
 METADATA_SHELL = "org.apache.kafka.shell.MetadataShell"
-STORAGE_TOOL = ("org.apache.kafka.tools.StorageTool", "kafka.tools.StorageTool")
+STORAGE_TOOL = "kafka.tools.StorageTool"
 DUMP_LOG = ("org.apache.kafka.tools.DumpLogSegments", "kafka.tools.DumpLogSegments")
-JMX_TOOL = ("org.apache.kafka.tools.JmxTool", "kafka.tools.JmxTool")
+JMX_TOOL = "org.apache.kafka.tools.JmxTool"
 
 
 @functools.cache

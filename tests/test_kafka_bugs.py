@@ -317,3 +317,24 @@ def test_the_last_known_leader_is_elected_only_when_it_can_lead(new_cluster, ver
     else:
         assert found == [] and report["findings"] == []
     assert p.leader_recovery_state == 1  # the last known leader's election is unclean either way
+
+
+# ------------------------------------------------ an ELR naming replicas the partition lost
+
+@pytest.mark.parametrize("version", ["4.0.2", "4.3.1"])
+def test_an_elr_never_names_a_replica_the_partition_no_longer_has(new_cluster, version):
+    """shrink-0 on [1, 2] with min.insync.replicas 3, reassigned to [3, 4]: while the
+    reassignment runs the partition has four replicas, so its effective min ISR is 3; the
+    record that completes it leaves ISR [3, 4] under that and fills the ELR from the old ISR,
+    with 1 and 2, which are no longer replicas. No release fixes it yet."""
+    c = new_cluster(version, brokers=4)
+    c.tools.create_topic("shrink", assignment=[[1, 2]], configs={"min.insync.replicas": "3"})
+    c.tools.produce("shrink", 500, acks="1")
+    c.tools.reassign({("shrink", 0): [3, 4]})
+    p = wait_partition(c, "moved to [3, 4]", lambda p: sorted(p.replicas) == [3, 4]
+                       and not p.adding_replicas, topic="shrink")
+    report = audit(c, "moved")
+    completing = next(r for r in change_records(c, "moved", topic="shrink")
+                      if r["data"].get("replicas") is not None and sorted(r["data"]["replicas"]) == [3, 4])
+    assert sorted(p.elr) == [1, 2]  # what Kafka wrote
+    assert findings(report, "kip966.subset-of-replicas") == [("shrink", completing["offset"])]

@@ -348,8 +348,14 @@ def test_10_dump_log_and_controller_metrics(story):
     # a meter the line lacks reads None: the story says so instead of comparing
     unclean_meter = counts_unclean_elections(c.version)
     elr_meter = counts_elr_elections(c.version)
+    # a record that marks RECOVERING without an unclean election (a finding, on a line with
+    # a known bug) is an unclean election for the log, not for a meter that judges an
+    # election by the ISR and ELR it came from
+    recovering_not_unclean = sum(1 for f in report["findings"]
+                                 if f["rule_id"] == "kip704.recovering-only-by-unclean-election")
     if unclean_meter:
-        assert metrics["unclean_elections"] == gauges["unclean_elections_total"] >= 1
+        assert metrics["unclean_elections"] == \
+            gauges["unclean_elections_total"] - recovering_not_unclean >= 1
     else:
         assert metrics["unclean_elections"] is None and gauges["unclean_elections_total"] >= 1
     if elr_meter:

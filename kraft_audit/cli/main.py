@@ -12,6 +12,7 @@ Exit status, the same for every command (README, "Exit codes"):
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib
 import sys
 
@@ -33,6 +34,8 @@ COMMANDS = {
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kraft-audit", description=__doc__)
+    parser.add_argument("--version", action="version",
+                        version=f"kraft-audit {importlib.metadata.version('kraft-audit')}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         cmd = sub.add_parser(name, help=help_text, description=help_text)

@@ -120,3 +120,28 @@ def test_a_first_run_once_that_applies_nothing_is_an_input_error(spark, capsys, 
     code, _, err = exit_code(capsys, *argv)
     assert code == EXIT_USAGE
     assert "no usable record in the inputs: nothing applied" in err.splitlines()[-1]
+
+
+def test_run_with_its_metrics_port_taken_is_a_one_line_usage_error(tmp_path, clean_log):
+    """Before Spark starts: a second run on a busy /metrics port says so and exits 2."""
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / "kraft-audit"), "run", "--log-dir", str(clean_log),
+             "--once", "--metrics-port", str(port), "--checkpoint", str(tmp_path / "cp"),
+             "--tables", str(tmp_path / "tables")],
+            capture_output=True, text=True, timeout=120)
+    assert done.returncode == EXIT_USAGE
+    errors = [line for line in done.stderr.splitlines() if line.startswith("kraft-audit run:")]
+    assert errors == [f"kraft-audit run: cannot serve /metrics on 127.0.0.1:{port}: Address "
+                      "already in use (another run holds it? choose metrics.port, "
+                      "--metrics-port, or 0 for any free port)"]
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "cp").exists()  # nothing started

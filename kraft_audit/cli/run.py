@@ -117,13 +117,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("nothing to audit: " + ", ".join(empty) + " hold(s) no metadata log")
     fresh = not (Path(cfg["checkpoint"]) / "commits").is_dir()
     _log_progress()
-    from kraft_audit.spark.job import AuditJob, summary
+    from kraft_audit.spark.job import AuditJob, MetricsPortUnavailable, summary
     from kraft_audit.spark.session import DeltaJarsMissing
 
     print(f"checkpoint: {cfg['checkpoint']}\ntables: {cfg['tables']}", file=sys.stderr)
     try:
         job = AuditJob(cfg)
-    except DeltaJarsMissing as exc:  # backend delta-spark before `make delta-spark`
+    except (DeltaJarsMissing, MetricsPortUnavailable) as exc:  # delta-spark before its jars
         raise UsageError(str(exc)) from None
     if job.metrics_port:
         print(f"metrics: http://{cfg['metrics']['host']}:{job.metrics_port}/metrics", file=sys.stderr)

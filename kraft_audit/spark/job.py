@@ -192,8 +192,18 @@ def start_metrics(cfg: dict):
     metrics = AuditMetrics(tuple((r.rule_id, r.severity) for r in catalog.rules if r.enabled))
     port = None
     if cfg["metrics"]["enabled"]:
-        _server, port = metrics.start_server(cfg["metrics"]["host"], cfg["metrics"]["port"])
+        host, wanted = cfg["metrics"]["host"], cfg["metrics"]["port"]
+        try:
+            _server, port = metrics.start_server(host, wanted)
+        except OSError as exc:
+            raise MetricsPortUnavailable(
+                f"cannot serve /metrics on {host}:{wanted}: {exc.strerror or exc} (another run "
+                "holds it? choose metrics.port, --metrics-port, or 0 for any free port)") from None
     return metrics, port
+
+
+class MetricsPortUnavailable(ValueError):
+    """The /metrics address is taken or cannot be bound: a usage error, said in one line."""
 
 
 def session_for(cfg: dict):
@@ -211,11 +221,11 @@ class AuditJob:
     def __init__(self, cfg: dict, spark=None, metrics=None,
                  after_write: Callable[[int], None] | None = None):
         self.cfg = cfg
-        self.spark = spark or session_for(cfg)
-        if metrics is None:
+        if metrics is None:  # before Spark starts: a taken port fails at once
             metrics, self.metrics_port = start_metrics(cfg)
         else:
             self.metrics_port = None
+        self.spark = spark or session_for(cfg)
         self.metrics = metrics
         Path(cfg["tables"]).mkdir(parents=True, exist_ok=True)
         self.writer = BatchWriter(cfg, metrics, self.spark, after_write)

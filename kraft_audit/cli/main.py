@@ -72,4 +72,8 @@ class RunFailed(Exception):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m kraft_audit.cli.main`: run the imported module's main, whose exception
+    # classes are the ones the commands raise (this file as __main__ has its own copies)
+    from kraft_audit.cli.main import main as imported_main
+
+    sys.exit(imported_main())

@@ -206,6 +206,18 @@ def test_brokers_and_gauges_merge_on_their_keys(sinks, tmp_path, output_rows):
     assert gauges[1]["under_min_isr"] == 1 and gauges[0]["batch_id"] == 1
 
 
+def test_a_merged_table_written_by_an_older_release_gains_the_new_columns(tmp_path, output_rows):
+    """The gauges table of a release before reassignment_stalled existed, continued."""
+    from kraft_audit.spark.tables import GAUGES
+
+    old = GAUGES.remove(GAUGES.get_field_index("reassignment_stalled"))
+    DeltaTable.create(str(tmp_path / "gauges"), old, partition_by=None)
+    DeltaSinks(str(tmp_path), app_id="query-1").write_batch(
+        0, {"gauges": [output_rows.gauges(0, reassignment_stalled=2, under_min_isr=1)]})
+    [row] = read(tmp_path, "gauges")
+    assert (row["reassignment_stalled"], row["under_min_isr"]) == (2, 1)
+
+
 def test_gauges_of_a_new_run_replace_those_of_the_old_one(tmp_path, output_rows):
     old = DeltaSinks(str(tmp_path), app_id="old-checkpoint")
     old.write_batch(9, {"gauges": [output_rows.gauges(0, under_min_isr=5)]})

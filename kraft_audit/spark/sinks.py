@@ -178,6 +178,9 @@ class _DeltaRsWriter:
                 _merge_predicate(spec),
                 source_alias="s",
                 target_alias="t",
+                # a column a newer release added joins a table an older one created
+                # (without this delta-rs drops it silently)
+                merge_schema=True,
                 commit_properties=_txn(app_id, batch_id),
             )
             .when_matched_update_all(predicate=spec.replace_when)

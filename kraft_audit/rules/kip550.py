@@ -46,15 +46,11 @@ def _judge(state, settings, broker_id, parsed, replica, log_dir, size) -> Findin
     on_disk_id = replica.get("topicId")
     if on_disk_id:
         evidence["topic_id"] = on_disk_id
-    topic_id = on_disk_id if on_disk_id in state.topics else None
-    if topic_id is None and not on_disk_id:
+        topic_id = on_disk_id if on_disk_id in state.topics else None
+    else:
         topic_id = state.topic_ids.get(topic)
     if topic_id is None:
-        if on_disk_id:
-            deleted = on_disk_id if on_disk_id in state.deleted_topics else None
-        else:
-            deleted = next((tid for tid, name in reversed(state.deleted_topics.items())
-                            if name == topic), None)
+        deleted = _deleted_topic_id(state, topic, on_disk_id)
         if deleted:
             why = "whose topic was deleted"
             if state.topic_ids.get(topic):
@@ -82,3 +78,11 @@ def _judge(state, settings, broker_id, parsed, replica, log_dir, size) -> Findin
     return Finding(f"stray replica {topic}-{index} ({size} bytes) on broker {broker_id}, which is "
                    f"not among its replicas {list(part.replicas)}", key=(topic_id, index),
                    broker_id=broker_id, evidence=evidence, cluster_scoped=False)
+
+
+def _deleted_topic_id(state, topic: str, on_disk_id: str | None) -> str | None:
+    """The deleted topic a replica belongs to: its id on disk, else the last one of its name."""
+    if on_disk_id:
+        return on_disk_id if on_disk_id in state.deleted_topics else None
+    return next((tid for tid, name in reversed(state.deleted_topics.items()) if name == topic),
+                None)

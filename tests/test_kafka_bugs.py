@@ -9,6 +9,7 @@ bugs, versions and evidence is in docs/real-kafka.md.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import tempfile
@@ -25,6 +26,8 @@ from kraft_audit.realkafka import oracles
 from kraft_audit.realkafka.cluster import elr_features, jmx_exporter_agent
 from kraft_audit.realkafka.jmx import CONTROLLER_METRICS, read_metrics
 from kraft_audit.realkafka.live_audit import LiveAudit
+import kafka_waits
+from kafka_waits import replay
 from services import Service, free_port
 
 DEPLOY_PROMETHEUS = Path(__file__).resolve().parents[1] / "deploy" / "prometheus"
@@ -62,22 +65,8 @@ def new_cluster(request):
             print(f"\nKafka {cluster.version} logs and log dirs kept in {cluster.workdir}")
 
 
-def replay(cluster: KafkaCluster):
-    from kraft_audit.cli.describe import replay as describe_replay
-
-    return describe_replay(cluster.metadata_log_dir, cluster.cluster_id, None)
-
-
-def partition(cluster: KafkaCluster, topic: str, index: int = 0):
-    state = replay(cluster)
-    tid = state.topic_ids.get(topic)
-    return None if tid is None else state.partitions.get((tid, index))
-
-
-def wait_partition(cluster: KafkaCluster, what: str, check, topic: str = "moving", timeout=90):
-    return wait_until(f"{topic}-0: {what}",
-                      lambda: (p := partition(cluster, topic)) is not None and check(p) and p,
-                      timeout)
+# the recipes' topic unless a test names another
+wait_partition = functools.partial(kafka_waits.wait_partition, topic="moving")
 
 
 def audit(cluster: KafkaCluster, name: str) -> dict:

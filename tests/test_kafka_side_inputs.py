@@ -6,20 +6,21 @@ as it grows) judged by the KIP-966 clean-shutdown rules, and `kafka-log-dirs
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 
 import pytest
 
 from kraft_audit.audit import Auditor
-from kraft_audit.cli import check, describe
+from kraft_audit.cli import check
 from kraft_audit.codec.logdir import read_log_dir
 from kraft_audit.events import KIND_RECORD, MetadataEvent, Quarantined
-from kraft_audit.replay.state import ClusterState
 from kraft_audit.rules import load_catalog
 from kraft_audit.sideinputs import read_inventories, read_registrations
 from kraft_audit.sideinputs.order import by_time, merge_by_time
-from kraft_audit.realkafka.cluster import KafkaCluster, elr_features, has_elr, release, wait_until
+from kraft_audit.realkafka.cluster import KafkaCluster, elr_features, has_elr, release
+import kafka_waits
 from services import KAFKA_VERSIONS
 
 pytestmark = pytest.mark.kafka
@@ -43,19 +44,7 @@ def request_logs(cluster: KafkaCluster) -> list[str]:
     return sorted(p.name for p in log.parent.iterdir() if p.name.startswith(log.name))
 
 
-def replay(cluster: KafkaCluster) -> ClusterState:
-    """The controller's metadata log as it is now (what the test waits on)."""
-    return describe.replay(cluster.metadata_log_dir, cluster.cluster_id, None)
-
-
-def partition(cluster: KafkaCluster, topic: str = TOPIC, index: int = 0):
-    state = replay(cluster)
-    tid = state.topic_ids.get(topic)
-    return None if tid is None else state.partitions.get((tid, index))
-
-
-def wait_partition(cluster: KafkaCluster, what: str, predicate, topic: str = TOPIC):
-    return wait_until(what, lambda: (p := partition(cluster, topic)) is not None and predicate(p) and p)
+wait_partition = functools.partial(kafka_waits.wait_partition, topic=TOPIC)
 
 
 def audit(cluster: KafkaCluster, settings: dict | None = None, inventories=()):

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 from kraft_audit.events import (KIND_LOG_DIRS, KIND_RECORD, KIND_REGISTRATION, MetadataEvent,
                                 Quarantined)
 from kraft_audit.outputs import BrokerRow, ClusterGauges, ConditionChange, PartitionRow, Violation
-from kraft_audit.replay.conditions import condition_mask
+from kraft_audit.replay.conditions import LEADERLESS, UNDER_MIN_ISR, condition_mask
 from kraft_audit.replay.partition import RECOVERED, RECOVERING, Partition
 from kraft_audit.replay.settings import MV_4_0_IV1, CoreSettings
 from kraft_audit.replay.state import (MIN_ISR, TOPIC_RESOURCE, UNCLEAN_ELECTION, ClusterState,
@@ -37,6 +37,8 @@ _PARTITION_TYPES = frozenset(PARTITION_RECORDS)
 _FENCING_TYPES = frozenset({"FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD"})
 _BROKER_TYPES = frozenset({"REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD",
                            "UNFENCE_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"})
+# input problems that only mean "created before a partial log starts"
+_UNKNOWN_BEFORE_HISTORY = frozenset({"unknown-broker", "unknown-topic", "unknown-partition"})
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
@@ -52,6 +54,8 @@ class AuditOutput:
 
 
 class Auditor:
+    active_controller: int = -1  # class default: states stored before it was kept restore with it
+
     def __init__(self, catalog: Catalog, settings: CoreSettings | Mapping[str, Any] | None = None,
                  emit_cluster_findings: bool = True):
         self.settings = CoreSettings.of(settings)
@@ -68,6 +72,7 @@ class Auditor:
         self.unclean_elections_total = 0
         self.elr_elections_total = 0
         self.unclean_recovery_finished_total = 0
+        self.active_controller = -1  # leader of the newest LeaderChange control record
         self._watch = Watch()  # conditions per partition and the gauges counted from them
         self._topology_blob: bytes | None = None  # stored form of the state but its partitions; None = changed
         self._pending_requests: dict[tuple[int, str], tuple[dict, int]] = {}
@@ -122,6 +127,8 @@ class Auditor:
                 if batch is None:
                     self._batch = BatchInfo(event.batch_base_offset, event.batch_last_offset)
                 self._batch_event = event
+                if self.last_offset < 0 and offset > 0 and not event.source.endswith(".checkpoint"):
+                    self.state.history_from = offset  # the log starts mid-history
                 self.last_offset = offset
                 progressed = True
                 if event.timestamp_ms > self.clock_ms:
@@ -142,13 +149,28 @@ class Auditor:
 
     def gauges(self, cluster_id: str | None = None) -> ClusterGauges:
         g = ClusterGauges(cluster_id if cluster_id is not None else self.cluster_id)
-        self._watch.fill(g)
+        watch, state = self._watch, self.state
+        watch.fill(g)
         g.unclean_recovery_finished_total = self.unclean_recovery_finished_total
         g.unclean_elections_total = self.unclean_elections_total
         g.elr_elections_total = self.elr_elections_total
         g.last_offset = self.last_offset
         g.last_timestamp_ms = self.last_timestamp_ms
+        g.topics_leaderless = self._by_topic_name(watch.per_topic(LEADERLESS))
+        g.topics_under_min_isr = self._by_topic_name(watch.per_topic(UNDER_MIN_ISR))
+        registered = [b for b in state.brokers.values() if b.registered]
+        g.fenced_broker_ids = sorted(b.broker_id for b in registered if b.fenced)
+        g.brokers_fenced = len(g.fenced_broker_ids)
+        g.brokers_active = len(registered) - g.brokers_fenced
+        g.brokers_in_controlled_shutdown = sum(1 for b in registered if b.in_controlled_shutdown)
+        g.active_controller = self.active_controller
+        g.metadata_version = state.metadata_version or 0
+        g.features = dict(sorted(state.features.items()))
+        g.min_insync_replicas, g.min_isr_source = state.cluster_min_isr()
         return g
+
+    def _by_topic_name(self, counts: dict[str, int]) -> dict[str, int]:
+        return {self.state.topic_name(tid) or tid: n for tid, n in sorted(counts.items())}
 
     def open_conditions(self) -> list[ConditionChange]:
         """Every condition interval still open, oldest first."""
@@ -212,7 +234,9 @@ class Auditor:
             self._registration_request(event)
         elif kind == KIND_LOG_DIRS:
             self._log_dirs(event)
-        else:  # Raft control records: nothing to replay
+        else:  # Raft control records: nothing to replay; a leader change names the active controller
+            if event.type == "LEADER_CHANGE" and isinstance(event.data.get("leaderId"), int):
+                self.active_controller = event.data["leaderId"]
             self._count_applied()
 
     def _count_applied(self) -> None:
@@ -586,6 +610,13 @@ class Auditor:
 
     def _input_problem(self, event: MetadataEvent, problem: ReplayError, quarantine: bool) -> None:
         cluster_scoped = problem.key is None
+        start = self.state.history_from
+        if start is not None and problem.code in _UNKNOWN_BEFORE_HISTORY:
+            # not a broken log: what it names was created before the part we have
+            if quarantine:
+                self._quarantine(event, f"unknown before offset {start}, where this log starts "
+                                 f"(no snapshot): {problem}", emit=self._reports(event))
+            return
         if quarantine:
             self._quarantine(event, str(problem), emit=self.emit_cluster_findings or not cluster_scoped)
         c = self._check

@@ -54,6 +54,8 @@ KEYS: dict[str, Key] = {
     "audit.buckets": Key(8, (int,)),
     "audit.rules_dir": Key(None, (str, type(None))),
     "audit.settings": Key({}, (dict,)),
+    "audit.min_insync_replicas": Key(None, (int, type(None))),
+    "audit.server_properties": Key(None, (str, type(None))),
     "audit.timeout_seconds": Key(60, (int, float)),
     "metrics.enabled": Key(True, (bool,)),
     "metrics.host": Key("127.0.0.1", (str,)),
@@ -255,10 +257,28 @@ def validate(cfg: dict[str, Any], check_paths: bool = True) -> dict[str, Any]:
     if not any(_get(cfg, d) for d in SOURCE_LISTS):
         raise ConfigError("no input: set `sources.log_dirs` (or dump_logs, registrations, "
                           "log_dir_inventories), e.g. --log-dir PATH")
+    _resolve_min_isr(cfg["audit"], check_paths)
     _check_audit(cfg["audit"], load_rules=check_paths)  # (the rule catalog is a path too)
     cfg["checkpoint"] = str(Path(cfg["checkpoint"]).expanduser().resolve())
     cfg["tables"] = str(Path(cfg["tables"]).expanduser().resolve())
     return cfg
+
+
+def _resolve_min_isr(audit: dict[str, Any], read_files: bool) -> None:
+    """`audit.min_insync_replicas`, else the one `audit.server_properties` sets, becomes
+    the core's `min_insync_replicas_default` (unless audit.settings names it itself)."""
+    from kraft_audit.sideinputs.server_properties import PropertiesError, min_isr_from_properties
+
+    value, path = audit["min_insync_replicas"], audit["server_properties"]
+    if value is not None and value < 1:
+        raise ConfigError(f"`audit.min_insync_replicas` must be at least 1, got {value}")
+    if value is None and path is not None and read_files:
+        try:
+            value = min_isr_from_properties(Path(path).expanduser())
+        except PropertiesError as exc:
+            raise ConfigError(f"`audit.server_properties`: {exc}") from None
+    if value is not None:
+        audit["settings"] = {"min_insync_replicas_default": value, **audit["settings"]}
 
 
 def _check_audit(audit: dict[str, Any], load_rules: bool) -> None:

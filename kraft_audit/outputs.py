@@ -92,10 +92,12 @@ class BrokerRow:
 
 @dataclass(slots=True)
 class ClusterGauges:
-    """KIP-966 gauges and counts for the partitions one core instance judges.
+    """KIP-966 gauges and counts for the partitions one core instance judges, and the
+    cluster-wide figures operators know from Kafka's controller metrics.
 
-    The Spark shell sums these over buckets per cluster; definitions are in
-    docs/metrics.md.
+    The Spark shell sums the partition figures over buckets per cluster and takes the
+    cluster-wide ones (CLUSTER_WIDE: every bucket sees the same brokers, features and
+    configs) from any bucket; definitions are in docs/metrics.md.
     """
 
     cluster_id: str
@@ -106,6 +108,7 @@ class ClusterGauges:
     manual_election_required: int = 0
     elr_in_use: int = 0
     reassignment_stalled: int = 0  # reassignments that could complete and have not
+    under_replicated: int = 0  # |ISR| < |replicas|
     unclean_recovery_finished_total: int = 0  # RECOVERING -> RECOVERED transitions seen
     unclean_elections_total: int = 0
     elr_elections_total: int = 0
@@ -113,4 +116,26 @@ class ClusterGauges:
     electable_leaders: dict[str, int] = field(default_factory=dict)
     last_offset: int = -1
     last_timestamp_ms: int = 0
+    # partitions per topic name in the paging conditions (topics with none left out)
+    topics_leaderless: dict[str, int] = field(default_factory=dict)
+    topics_under_min_isr: dict[str, int] = field(default_factory=dict)
+    # cluster-wide
+    brokers_active: int = 0  # registered and unfenced (Kafka's ActiveBrokerCount)
+    brokers_fenced: int = 0  # registered and fenced (FencedBrokerCount)
+    brokers_in_controlled_shutdown: int = 0
+    fenced_broker_ids: list[int] = field(default_factory=list)
+    active_controller: int = -1  # leader of the newest LeaderChange control record; -1 unknown
+    metadata_version: int = 0  # feature level; 0 before any FeatureLevelRecord
+    features: dict[str, int] = field(default_factory=dict)  # every finalized feature level
+    # the cluster's min.insync.replicas and where it came from: "log" (a cluster-level
+    # ConfigRecord), "setting" (configuration, a flag or server.properties) or "assumed"
+    # (nothing said it: Kafka's default 1 is taken, and every view says so)
+    min_insync_replicas: int = 1
+    min_isr_source: str = "assumed"
+
+
+# ClusterGauges fields that are the same in every bucket of a cluster: not summed
+CLUSTER_WIDE = ("brokers_active", "brokers_fenced", "brokers_in_controlled_shutdown",
+                "fenced_broker_ids", "active_controller", "metadata_version", "features",
+                "min_insync_replicas", "min_isr_source")
 

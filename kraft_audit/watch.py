@@ -24,14 +24,16 @@ class Watch:
         self.masks = masks if masks is not None else ShardedDict()  # partition -> condition bits (never 0)
         # (partition, condition) -> (offset, ms) the interval opened at
         self.open = open_ if open_ is not None else ShardedDict(part=first_item)
-        with_condition, partitions, electable = counts or ({name: 0 for name, _ in CONDITIONS}, 0, {})
+        with_condition, partitions, electable, *rest = counts or ({name: 0 for name, _ in CONDITIONS}, 0, {})
         # a condition added since the state was stored starts at 0
         self.with_condition: dict[str, int] = {name: 0 for name, _ in CONDITIONS} | with_condition
         self.partitions: int = partitions
         self.electable: dict[int, int] = dict(electable)  # |ISR| + |ELR| -> partitions
+        # |ISR| < |replicas| (absent from states stored before it was counted: from then on)
+        self.under_replicated: int = rest[0] if rest else 0
 
     def counts(self) -> tuple:
-        return self.with_condition, self.partitions, self.electable
+        return self.with_condition, self.partitions, self.electable, self.under_replicated
 
     def partition_moved(self, before: Partition | None, after: Partition | None) -> None:
         electable = self.electable
@@ -43,10 +45,14 @@ class Watch:
                 electable[n] = left
             else:
                 del electable[n]
+            if len(before.isr) < len(before.replicas):
+                self.under_replicated -= 1
         if after is not None:
             self.partitions += 1
             n = len(after.isr) + len(after.elr)
             electable[n] = electable.get(n, 0) + 1
+            if len(after.isr) < len(after.replicas):
+                self.under_replicated += 1
 
     def update(self, key: tuple[str, int], mask: int, offset: int, ms: int
                ) -> list[tuple[str, tuple[int, int], tuple[int, int] | None]]:
@@ -77,6 +83,18 @@ class Watch:
 
     def fill(self, gauges) -> None:
         gauges.partitions = self.partitions
+        gauges.under_replicated = max(self.under_replicated, 0)
         for name, field_name in GAUGE_OF.items():
             setattr(gauges, field_name, self.with_condition[name])
         gauges.electable_leaders = {str(n): c for n, c in sorted(self.electable.items())}
+
+    def per_topic(self, condition_bit: int) -> dict[str, int]:
+        """Partitions in a condition by topic id. Visits only partitions with a condition,
+        and only when the condition has any."""
+        counts: dict[str, int] = {}
+        name = next(n for n, bit in CONDITIONS if bit == condition_bit)
+        if self.with_condition[name]:
+            for (topic_id, _partition), mask in self.masks.items():
+                if mask & condition_bit:
+                    counts[topic_id] = counts.get(topic_id, 0) + 1
+        return counts

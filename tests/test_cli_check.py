@@ -41,11 +41,30 @@ def dump_file(tmp_path):
     return path
 
 
-def test_clean_real_log_table(capsys):
-    assert run_check(REAL_FIXTURES / "Niloufar1171__LDI-POC") == 0
+def test_real_log_with_its_broker_stopped_is_offline_and_says_so(capsys):
+    # a one-broker cluster whose broker shut down: no rule broken, every partition offline
+    assert run_check(REAL_FIXTURES / "Niloufar1171__LDI-POC") == 1
     out = capsys.readouterr().out
     assert "4929 records applied" in out and "findings (0):" in out
-    assert "open conditions (54):" in out and "leaderless" in out
+    assert "2026-01-30T16:43:54Z to 2026-01-30T17:23:55Z" in out  # times a person reads
+    assert "verdict: no rule broken; 54 partitions offline at the end of the log" in out
+    # grouped by condition, with the topics and their counts, and a few examples
+    assert "leaderless x54; topics __consumer_offsets (50), " in out
+    assert "... 49 more (--all or --json lists them)" in out
+    assert "brokers (1): 0 active, 1 fenced, 1 in controlled shutdown; active controller 1" in out
+    assert "min ISR unknown (assumed 1)" in out
+
+
+def test_min_isr_from_a_flag_or_server_properties(tmp_path, capsys):
+    log = REAL_FIXTURES / "Niloufar1171__LDI-POC"
+    run_check(log, "--json")
+    assert json.loads(capsys.readouterr().out)["min_isr"] == {"value": 1, "source": "assumed"}
+    props = tmp_path / "server.properties"
+    props.write_text("process.roles=broker,controller\n# min.insync.replicas=3\nmin.insync.replicas = 2\n")
+    run_check(log, "--json", "--server-properties", props)
+    assert json.loads(capsys.readouterr().out)["min_isr"] == {"value": 2, "source": "setting"}
+    run_check(log, "--json", "--server-properties", props, "--min-insync-replicas", "3")
+    assert json.loads(capsys.readouterr().out)["min_isr"] == {"value": 3, "source": "setting"}
 
 
 def test_dump_log_file_with_a_finding_as_json(dump_file, capsys):
@@ -105,3 +124,33 @@ def test_side_input_counts_balance_and_bad_lines_are_quarantined(dump_file, tmp_
     assert records["quarantined"] == len(report["quarantined"]) == 3
     # 5 log records + 3 registrations + 1 inventory, each applied once
     assert records["applied"] + records["duplicates"] == 5 + 3 + 1
+
+
+def test_a_log_that_starts_mid_history_is_judged_only_where_it_can_be(tmp_path, capsys):
+    # a later segment of a real log, alone: cut at a batch boundary, named by its base offset
+    from kraft_audit.codec.logdir import METADATA_DIR, read_log_dir
+    from kraft_audit.events import MetadataEvent
+
+    whole = REAL_FIXTURES / "Niloufar1171__LDI-POC"
+    [segment] = (whole / METADATA_DIR).glob("*.log")
+    cut = next(e for e in read_log_dir(whole)
+               if isinstance(e, MetadataEvent) and e.offset >= 2000 and e.offset == e.batch_base_offset)
+    later = tmp_path / METADATA_DIR
+    later.mkdir()
+    (later / f"{cut.offset:020d}.log").write_bytes(segment.read_bytes()[cut.position:])
+
+    assert run_check(later, "--json", "--cluster-id", "c") == 1  # still offline at the end
+    report = json.loads(capsys.readouterr().out)
+    assert report["partial_from_offset"] == cut.offset
+    assert report["records"]["first_offset"] == cut.offset
+    # brokers and partitions from before the cut are unknown, not broken invariants
+    assert report["findings"] == []
+    unknown = [q for q in report["quarantined"] if q["reason"].startswith(
+        f"unknown before offset {cut.offset}, where this log starts")]
+    # ... and the reader said where the log starts (a row, not a record)
+    missing = f"offsets 0..{cut.offset - 1} are missing: the log starts at offset {cut.offset}"
+    assert [q["reason"][:len(missing)] for q in report["quarantined"] if q not in unknown] == [missing]
+    assert unknown and len(unknown) + 1 == report["records"]["quarantined"]
+    assert report["records"]["applied"] + len(unknown) == 4929 - cut.offset  # counts balance
+    run_check(later, "--cluster-id", "c")
+    assert f"partial log: it starts at offset {cut.offset} without a snapshot" in capsys.readouterr().out

@@ -152,7 +152,9 @@ def test_only_low_cardinality_labels(served, output_rows):
     metrics.update(0, *one_batch(output_rows))
     families = list(text_string_to_metric_families(scrape(port)))
     labels = {name for f in families for s in f.samples for name in s.labels}
-    assert labels <= {"cluster", "rule", "severity", "electable", "quantile"}
+    # bounded: brokers, features and min-ISR sources are few; topics are capped (below)
+    assert labels <= {"cluster", "rule", "severity", "electable", "quantile", "source", "feature",
+                      "broker", "topic"}
     assert all(f.name.startswith("kraft_audit_") for f in families)
     assert {f.name for f in families if f.type == "counter"} >= {
         "kraft_audit_records",
@@ -235,3 +237,33 @@ def test_every_enabled_rule_starts_at_zero_for_a_cluster(output_rows):
     assert violations()[(cluster, ("rule", "isr-empty"), ("severity", "critical"))] == 1.0
     error = (cluster, ("rule", "elr-not-subset-of-replicas"), ("severity", "error"))
     assert violations()[error] == 0
+
+
+def test_per_topic_series_are_capped_and_the_rest_summed(output_rows):
+    metrics = AuditMetrics(max_topics=2)
+    leaderless = {"orders": 5, "audit": 1, "billing": 3, "zeta": 1}
+    metrics.update(0, [output_rows.gauges(0, leaderless=10, topics_leaderless=leaderless),
+                       output_rows.gauges(1, leaderless=2, topics_leaderless={"orders": 2})],
+                   {"duration_seconds": 0.1, "quarantined": 0, "clusters": []})
+    got = {s.labels["topic"]: s.value for f in metrics.collect() for s in f.samples
+           if s.name == "kraft_audit_topic_leaderless_partitions"}
+    # the two topics with most partitions (summed over buckets), then the rest as one series
+    assert got == {"orders": 7, "billing": 3, "_other": 2}
+
+
+def test_cluster_wide_figures_are_not_summed_over_buckets(output_rows):
+    metrics = AuditMetrics()
+    wide = dict(brokers_active=2, brokers_fenced=1, fenced_broker_ids=[3], active_controller=9,
+                metadata_version=27, features={"metadata.version": 27},
+                min_insync_replicas=2, min_isr_source="setting")
+    metrics.update(0, [output_rows.gauges(b, **wide) for b in range(3)],
+                   {"duration_seconds": 0.1, "quarantined": 0, "clusters": []})
+    got = {(s.name, tuple(sorted(s.labels.items()))): s.value
+           for f in metrics.collect() for s in f.samples}
+    c = ("cluster", "cluster-a")
+    assert got[("kraft_audit_active_brokers", (c,))] == 2
+    assert got[("kraft_audit_fenced_brokers", (c,))] == 1
+    assert got[("kraft_audit_broker_fenced", (("broker", "3"), c))] == 1
+    assert got[("kraft_audit_active_controller_id", (c,))] == 9
+    assert got[("kraft_audit_feature_level", (c, ("feature", "metadata.version")))] == 27
+    assert got[("kraft_audit_min_insync_replicas", (c, ("source", "setting")))] == 2

@@ -6,9 +6,11 @@ registration requests (the controller's kafka.request.logger output or JSON line
 and log-dir inventories (kafka-log-dirs --describe outputs, or a broker's log dir)
 can be added, with the same flags as `run`, to check clean-shutdown handling
 (KIP-966) and stray replicas (KIP-550).
-Open conditions are measured to the newest record of the log, not the wall clock.
-Exit status: 0 when no rule fired, 1 when one did, 2 on a usage error or when no
-record of PATH could be used.
+Times are ISO-8601 UTC; an open condition's age is given from the wall clock and
+from the log's newest record. Problems are grouped by rule, condition, topic and broker.
+Exit status: 0 when no rule fired and no partition is offline at the end of the log,
+1 when a rule fired or a partition is offline (leaderless) at the end, 2 on a usage
+error or when no record of PATH could be used.
 """
 
 from __future__ import annotations
@@ -16,14 +18,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
 from kraft_audit.audit import Auditor
 from kraft_audit.cli.log_input import Tally, read_path
+from kraft_audit.cli.human import iso, since
 from kraft_audit.cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
+from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_line, min_isr_setting
 from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs
 from kraft_audit.codec.logdir import metadata_dir, read_meta_properties
+from kraft_audit.events import MetadataEvent
 from kraft_audit.rules import CatalogError, load_catalog
 from kraft_audit.sideinputs.order import by_time, merge_by_time
 
@@ -33,8 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="log dir, segment, snapshot or kafka-dump-log output file")
     parser.add_argument("--rules", metavar="DIR", help="rule catalog directory (default: the shipped rules/)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.add_argument("--min-isr-default", type=int, metavar="N", default=1,
-                        help="min.insync.replicas when no topic or cluster config sets it (default 1)")
+    parser.add_argument("--all", action="store_true",
+                        help="list every finding and open condition (default: the first few of each group)")
+    add_min_isr_arguments(parser)
     add_side_input_arguments(parser)
     # the flag's earlier name (one file), kept working for scripts
     parser.add_argument("--log-dirs", action="append", dest="log_dir_inventory", help=argparse.SUPPRESS)
@@ -42,9 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def rule_catalog(args: argparse.Namespace):
-    """The catalog named by --rules, with --min-isr-default checked (check and timeline)."""
-    if args.min_isr_default < 1:
-        raise UsageError("--min-isr-default must be at least 1")
+    """The catalog named by --rules, with the min ISR flags checked (check and timeline)."""
+    min_isr_setting(args)
     try:
         return load_catalog(args.rules)
     except CatalogError as exc:
@@ -53,37 +59,61 @@ def rule_catalog(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     catalog = rule_catalog(args)
-    auditor = Auditor(catalog, {"min_insync_replicas_default": args.min_isr_default})
+    auditor = Auditor(catalog, {"min_insync_replicas_default": min_isr_setting(args)})
     side = list(side_inputs(args, lambda: args.cluster_id or _log_cluster_id(args.path)))
     tally = Tally(args.path)
+    first: list = []  # the first record placed in the log: where the input starts
     # Side inputs placed in the log by their time, as the streaming job does: an
     # inventory is judged against the partitions of its time, not of the log's end.
-    out = auditor.process(merge_by_time(tally.count(read_path(Path(args.path), args.cluster_id,
-                                                              "earliest")), by_time(side)))
+    out = auditor.process(merge_by_time(_noting_first(tally.count(read_path(
+        Path(args.path), args.cluster_id, "earliest")), first), by_time(side)))
     tally.require_records()
     if auditor.last_offset < 0:  # no record of the log found its place in it
         raise UsageError(f"no record of {args.path} could be applied: all {tally.records} rejected "
                          f"(first: {out.quarantined[0].reason if out.quarantined else '-'})")
-    cluster_id = auditor.cluster_id or args.cluster_id or ""
-    gauges = auditor.gauges(cluster_id)
-    report = {
-        "cluster_id": cluster_id,
-        "records": {"applied": auditor.applied, "duplicates": auditor.duplicates,
-                    "quarantined": auditor.quarantined, "last_offset": auditor.last_offset},
-        "findings": [asdict(v) for v in out.violations],
-        # open until the newest record: the log's time, as `query` measures it
-        "open_conditions": [{**asdict(c), "open_seconds": (gauges.last_timestamp_ms - c.start_ms) / 1000}
-                            for c in auditor.open_conditions()],
-        "gauges": asdict(gauges),
-        "quarantined": [{"source": q.source, "position": q.position, "offset": q.offset,
-                         "reason": q.reason} for q in out.quarantined],
-    }
+    report = build_report(auditor, out, args.cluster_id, first[0] if first else None)
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print_report(report)
-    return EXIT_FINDINGS if out.violations else EXIT_OK
+        print_report(report, every=args.all)
+    return EXIT_FINDINGS if report["findings"] or report["offline_partitions"] else EXIT_OK
+
+
+def _noting_first(events, first: list):
+    for event in events:
+        if not first and isinstance(event, MetadataEvent) and event.offset >= 0:
+            first.append(event)
+        yield event
+
+
+def build_report(auditor: Auditor, out, cluster_id: str | None, first) -> dict:
+    cluster_id = auditor.cluster_id or cluster_id or ""
+    gauges = auditor.gauges(cluster_id)
+    brokers = sorted(auditor.state.brokers.values(), key=lambda b: b.broker_id)
+    return {
+        "cluster_id": cluster_id,
+        "records": {"applied": auditor.applied, "duplicates": auditor.duplicates,
+                    "quarantined": auditor.quarantined, "last_offset": auditor.last_offset,
+                    "first_offset": first.offset if first else None,
+                    "first_timestamp_ms": first.timestamp_ms if first else None,
+                    "last_timestamp_ms": gauges.last_timestamp_ms},
+        # the offset a log that starts mid-history (no snapshot) starts at; None: whole
+        "partial_from_offset": auditor.state.history_from,
+        "min_isr": {"value": gauges.min_insync_replicas, "source": gauges.min_isr_source},
+        "offline_partitions": gauges.leaderless,
+        "findings": [asdict(v) for v in out.violations],
+        # open until the newest record: the log's time, as `query` measures it
+        "open_conditions": [{**asdict(c), "open_seconds": (gauges.last_timestamp_ms - c.start_ms) / 1000}
+                            for c in auditor.open_conditions()],
+        "brokers": [{"broker_id": b.broker_id, "epoch": b.epoch, "registered": b.registered,
+                     "fenced": b.fenced, "in_controlled_shutdown": b.in_controlled_shutdown,
+                     "last_shutdown": b.last_shutdown, "offset": b.offset,
+                     "timestamp_ms": b.timestamp_ms} for b in brokers],
+        "gauges": asdict(gauges),
+        "quarantined": [{"source": q.source, "position": q.position, "offset": q.offset,
+                         "reason": q.reason} for q in out.quarantined],
+    }
 
 
 def _log_cluster_id(path: str) -> str | None:
@@ -92,31 +122,90 @@ def _log_cluster_id(path: str) -> str | None:
     return read_meta_properties(metadata_dir(p if p.is_dir() else p.parent)).get("cluster.id") or None
 
 
-def duration(seconds: float) -> str:
-    minutes, secs = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+# gauges the sections above already show
+_SHOWN_ABOVE = frozenset({"cluster_id", "topics_leaderless", "topics_under_min_isr", "fenced_broker_ids",
+                          "min_insync_replicas", "min_isr_source", "last_timestamp_ms"})
+SHOWN = 5  # findings or partitions listed per group without --all
 
 
-def print_report(report: dict) -> None:
-    records = report["records"]
+def print_report(report: dict, every: bool = False) -> None:
+    records, gauges = report["records"], report["gauges"]
     print(f"cluster {report['cluster_id'] or '-'}: {records['applied']} records applied, "
-          f"{records['quarantined']} quarantined, last offset {records['last_offset']}")
-    findings = report["findings"]
-    print(f"\nfindings ({len(findings)}):")
-    for v in findings:
-        where = f"{v['topic'] or v['topic_id'] or '-'}-{v['partition']}" if v["partition"] is not None else "-"
-        broker = f" broker {v['broker_id']}" if v["broker_id"] is not None else ""
-        print(f"  {v['severity']:<8} {v['rule_id']:<42} offset {v['offset']:<8} {where}{broker}: "
-              f"{v['message']}")
-    conditions = report["open_conditions"]
-    print(f"\nopen conditions ({len(conditions)}):")
-    for c in conditions:
-        print(f"  {c['condition']:<26} {c['topic'] or c['topic_id']}-{c['partition']} "
-              f"since offset {c['start_offset']}, {duration(c['open_seconds'])} before the newest record")
+          f"{records['duplicates']} duplicates, {records['quarantined']} quarantined; offsets "
+          f"{records['first_offset']}..{records['last_offset']}, "
+          f"{iso(records['first_timestamp_ms'])} to {iso(records['last_timestamp_ms'])}")
+    if report["partial_from_offset"] is not None:
+        print(f"partial log: it starts at offset {report['partial_from_offset']} without a snapshot; "
+              "brokers, topics and partitions created before that are unknown, not findings")
+    print(min_isr_line(report["min_isr"]["value"], report["min_isr"]["source"]))
+    findings, offline = report["findings"], report["offline_partitions"]
+    verdict = [f"{len(findings)} findings" if findings else "no rule broken",
+               f"{offline} partitions offline at the end of the log" if offline else "none offline"]
+    print("verdict: " + "; ".join(verdict))
+    _print_findings(findings, every)
+    _print_conditions(report["open_conditions"], records["last_timestamp_ms"], every)
+    _print_brokers(report["brokers"], gauges)
     print("\ngauges:")
-    for name, value in report["gauges"].items():
-        if name != "cluster_id":
+    for name, value in gauges.items():
+        if name not in _SHOWN_ABOVE:
             print(f"  {name:<34} {value}")
     for q in report["quarantined"]:
         print(f"quarantined: {q['source']} position {q['position']}: {q['reason']}", file=sys.stderr)
+
+
+def _where(row: dict) -> str:
+    if row.get("partition") is None:
+        return "-"
+    return f"{row.get('topic') or row.get('topic_id') or '-'}-{row['partition']}"
+
+
+def _counts(values) -> str:
+    """'a (3), b (1)': the most frequent first."""
+    return ", ".join(f"{v} ({n})" for v, n in Counter(values).most_common())
+
+
+def _print_findings(findings: list[dict], every: bool) -> None:
+    print(f"\nfindings ({len(findings)}):")
+    by_rule: dict[str, list[dict]] = {}
+    for v in findings:
+        by_rule.setdefault(v["rule_id"], []).append(v)
+    for rule_id, rows in sorted(by_rule.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        topics = [v["topic"] or v["topic_id"] for v in rows if v["partition"] is not None]
+        brokers = [v["broker_id"] for v in rows if v["broker_id"] is not None]
+        print(f"  {rows[0]['severity']:<8} {rule_id} x{len(rows)}"
+              + (f"; topics {_counts(topics)}" if topics else "")
+              + (f"; brokers {_counts(brokers)}" if brokers else ""))
+        for v in rows if every else rows[:SHOWN]:
+            broker = f" broker {v['broker_id']}" if v["broker_id"] is not None else ""
+            print(f"    offset {v['offset']} {iso(v['timestamp_ms'])} {_where(v)}{broker}: {v['message']}")
+        if not every and len(rows) > SHOWN:
+            print(f"    ... {len(rows) - SHOWN} more (--all or --json lists them)")
+
+
+def _print_conditions(conditions: list[dict], log_now_ms: int, every: bool) -> None:
+    print(f"\nopen conditions at the end of the log ({len(conditions)}):")
+    by_condition: dict[str, list[dict]] = {}
+    for c in conditions:
+        by_condition.setdefault(c["condition"], []).append(c)
+    for name, rows in sorted(by_condition.items()):
+        oldest = min(rows, key=lambda c: c["start_ms"])
+        print(f"  {name} x{len(rows)}; topics {_counts(c['topic'] or c['topic_id'] for c in rows)}; "
+              f"oldest {since(oldest['start_ms'], log_now_ms)}")
+        for c in rows if every else rows[:SHOWN]:
+            print(f"    {_where(c)} since offset {c['start_offset']} {iso(c['start_ms'])}")
+        if not every and len(rows) > SHOWN:
+            print(f"    ... {len(rows) - SHOWN} more (--all or --json lists them)")
+
+
+def _print_brokers(brokers: list[dict], gauges: dict) -> None:
+    controller = gauges["active_controller"]
+    print(f"\nbrokers ({len(brokers)}): {gauges['brokers_active']} active, {gauges['brokers_fenced']} "
+          f"fenced, {gauges['brokers_in_controlled_shutdown']} in controlled shutdown; active "
+          f"controller {controller if controller >= 0 else 'unknown'}")
+    for b in brokers:
+        status = ("unregistered" if not b["registered"] else "fenced" if b["fenced"]
+                  else "in controlled shutdown" if b["in_controlled_shutdown"] else "active")
+        restart = f", last restart {b['last_shutdown']}" if b["last_shutdown"] else ""
+        print(f"  broker {b['broker_id']:<5} epoch {b['epoch']:<8} {status} since offset "
+              f"{b['offset']} {iso(b['timestamp_ms'])}{restart}")
+

@@ -20,7 +20,7 @@ import datetime as dt
 import json
 import sys
 
-from kraft_audit.cli.check import duration
+from kraft_audit.cli.human import duration
 from kraft_audit.cli.main import UsageError
 
 # question -> (columns of the table output, function of (questions module, args, since) -> rows).

@@ -41,6 +41,8 @@ _FLAG_KEYS = {
     "metrics_port": "metrics.port",
     "backend": "sink.backend",
     "master": "spark.master",
+    "min_insync_replicas": "audit.min_insync_replicas",
+    "server_properties": "audit.server_properties",
 }
 
 
@@ -60,6 +62,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trigger", metavar="INTERVAL", help="micro-batch interval, e.g. '5 seconds'")
     parser.add_argument("--buckets", type=int, metavar="N", help="state groups per cluster")
     parser.add_argument("--rules-dir", metavar="DIR", help="rule catalog directory")
+    parser.add_argument("--min-insync-replicas", type=int, metavar="N",
+                        help="the cluster's min.insync.replicas when the log does not set it "
+                             "(default: unknown, 1 assumed and said so)")
+    parser.add_argument("--server-properties", metavar="FILE",
+                        help="a server.properties to read min.insync.replicas from")
     parser.add_argument("--metrics-host", metavar="HOST")
     parser.add_argument("--metrics-port", type=int, metavar="PORT")
     parser.add_argument("--no-metrics", action="store_true", help="do not serve /metrics")

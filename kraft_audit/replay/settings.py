@@ -19,9 +19,10 @@ class CoreSettings:
     """The functional core's settings (replay and rules; `audit.settings` in the job
     configuration): which Kafka behaviour to expect where versions differ."""
 
-    # `min.insync.replicas` when neither the topic nor the cluster sets it (the
-    # controller's static config; Kafka's default is 1).
-    min_insync_replicas_default: int = 1
+    # `min.insync.replicas` when neither the topic nor the cluster sets it in the log: the
+    # controller's static config (server.properties). None: not known, Kafka's default 1 is
+    # assumed and every view says so.
+    min_insync_replicas_default: int | None = None
     # `unclean.leader.election.enable` when not set dynamically.
     unclean_leader_election_default: bool = False
     # ELR gating. None (every released line with ELR, 4.0.2 to 4.3.1 checked on real
@@ -53,6 +54,12 @@ class CoreSettings:
         if unknown:
             raise ValueError(f"unknown audit settings {unknown}; known: {sorted(known)}")
         settings = cls(**value)
+        if settings.min_insync_replicas_default is not None and (
+                isinstance(settings.min_insync_replicas_default, bool)
+                or not isinstance(settings.min_insync_replicas_default, int)
+                or settings.min_insync_replicas_default < 1):
+            raise ValueError("min_insync_replicas_default must be an integer of at least 1, got "
+                             f"{settings.min_insync_replicas_default!r}")
         if settings.clean_shutdown_detection not in ("previous_epoch", "incarnation"):
             raise ValueError("clean_shutdown_detection must be 'previous_epoch' or 'incarnation'")
         if settings.last_known_elr not in ("leader", "set"):

@@ -79,6 +79,11 @@ NO_CHANGE = Change()
 
 
 class ClusterState:
+    # The offset the log started at when it starts mid-history (after offset 0, without a
+    # snapshot): what happened before is unknown. None: the whole history is here.
+    # (A class default, so states stored before it existed restore as whole.)
+    history_from: int | None = None
+
     def __init__(self, settings: CoreSettings):
         self.settings = settings
         self.topics: dict[str, str] = {}  # topic id -> name
@@ -130,7 +135,18 @@ class ClusterState:
         return value
 
     def _configured_min_isr(self, topic_id: str) -> int:
-        return _int_or(self.config(topic_id, MIN_ISR), self.settings.min_insync_replicas_default)
+        return _int_or(self.config(topic_id, MIN_ISR), self.cluster_min_isr()[0])
+
+    def cluster_min_isr(self) -> tuple[int, str]:
+        """The cluster's min.insync.replicas and its source: "log" (the cluster-level
+        ConfigRecord), "setting" (the controller's static config, given to the auditor) or
+        "assumed" (neither: Kafka's default 1)."""
+        logged = self.configs.get((BROKER_RESOURCE, ""), {}).get(MIN_ISR)
+        if logged is not None:
+            return _int_or(logged, 1), "log"
+        if self.settings.min_insync_replicas_default is not None:
+            return self.settings.min_insync_replicas_default, "setting"
+        return 1, "assumed"
 
     def effective_min_isr_before(self, before: Partition | None, after: Partition) -> int:
         """The topic's effective min ISR before the partition went from before to after
@@ -145,6 +161,11 @@ class ClusterState:
         if value is None:
             return self.settings.unclean_leader_election_default
         return value.strip().lower() == "true"
+
+    def unknown_before_history(self, broker_id: int) -> bool:
+        """A broker this partial log has not shown: its registration is before the log's
+        first offset, so whether it may lead cannot be judged."""
+        return self.history_from is not None and broker_id not in self.brokers
 
     def acceptable_leader(self, broker_id: int) -> bool:
         broker = self.brokers.get(broker_id)

@@ -163,6 +163,8 @@ def election_order(c):
     leader = data.get("leader", NO_LEADER_CHANGE)
     if leader == NO_LEADER_CHANGE or (leader >= 0 and leader == before.leader):
         return None
+    if any(c.state.unknown_before_history(b) for b in c.after.replicas):
+        return None  # a partial log: who could lead is not known
     offset, batch, at_end = c.event.offset, c.batch, c.state.acceptable_leader
 
     def alive(broker: int) -> bool:
@@ -212,6 +214,8 @@ def election_order(c):
 def leader_registered_unfenced(c):
     leader = c.event.data.get("leader", NO_LEADER_CHANGE)
     if leader < 0 or leader == c.before.leader:
+        return None
+    if c.state.unknown_before_history(leader):
         return None
     broker = c.state.brokers.get(leader)
     if broker is None or not broker.registered:

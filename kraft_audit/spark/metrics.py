@@ -21,6 +21,8 @@ from prometheus_client import start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from kraft_audit.outputs import CLUSTER_WIDE
+
 PREFIX = "kraft_audit_"
 ELECTABLE_BUCKETS = ("0", "1", "2", "3+")
 
@@ -45,8 +47,29 @@ _PARTITION_GAUGES = {
         "Partitions whose reassignment could complete (adding replicas in sync, min ISR kept) "
         "and has not.",
     ),
+    "under_replicated": (
+        "under_replicated_partitions",
+        "Partitions whose ISR is smaller than their replica set.",
+    ),
     "partitions": ("partitions", "Partitions the auditor tracks."),
 }
+# Cluster-wide ClusterGauges fields -> (metric, help): the same in every bucket, not summed.
+_CLUSTER_GAUGES = {
+    "brokers_active": ("active_brokers", "Registered unfenced brokers (Kafka's ActiveBrokerCount)."),
+    "brokers_fenced": ("fenced_brokers", "Registered fenced brokers (Kafka's FencedBrokerCount)."),
+    "brokers_in_controlled_shutdown": (
+        "controlled_shutdown_brokers", "Registered brokers in controlled shutdown."),
+    "active_controller": (
+        "active_controller_id", "Controller that wrote the newest LeaderChange; -1 unknown."),
+    "metadata_version": ("metadata_version", "Feature level of metadata.version; 0 unknown."),
+}
+# per-topic gauges: ClusterGauges field -> (metric, help)
+_TOPIC_GAUGES = {
+    "topics_leaderless": ("topic_leaderless_partitions", "Partitions without a leader, by topic."),
+    "topics_under_min_isr": (
+        "topic_under_min_isr_partitions", "Partitions under the effective min ISR, by topic."),
+}
+OTHER_TOPICS = "_other"  # the label of the topics beyond the cap, summed
 _PARTITION_COUNTERS = {
     "unclean_recovery_finished_total": (
         "unclean_recovery_finished",
@@ -63,13 +86,16 @@ _PARTITION_COUNTERS = {
 class AuditMetrics(Collector):
     """Latest audit figures, exposed on `self.registry`."""
 
-    def __init__(self, rules: tuple[tuple[str, str], ...] = ()) -> None:
+    def __init__(self, rules: tuple[tuple[str, str], ...] = (), max_topics: int = 100) -> None:
         """`rules`: (rule id, severity) of the enabled rules. Each gets a zero
         violations series per cluster from the cluster's first batch, so the
         first violation of a rule is an increase Prometheus can alert on
-        (`increase()` sees nothing in a series that starts at 1)."""
+        (`increase()` sees nothing in a series that starts at 1).
+        `max_topics`: per-topic series per cluster and gauge at most (the topics with
+        the most partitions in the condition); the rest are summed under topic="_other"."""
         self.registry = CollectorRegistry()
         self._rules = tuple(rules)
+        self._max_topics = max_topics
         self._servers: list = []
         self._lock = threading.Lock()
         self._buckets: dict[tuple[str, int], dict] = {}  # (cluster, bucket) -> latest gauges row
@@ -116,7 +142,8 @@ class AuditMetrics(Collector):
         violations = read_rows(tables_root, "violations", columns=["cluster_id", "rule_id", "severity"])
         with self._lock:
             for row in gauges:
-                row["electable_leaders"] = dict(row["electable_leaders"] or [])
+                for name in ("electable_leaders", "features", *_TOPIC_GAUGES):
+                    row[name] = dict(row.get(name) or [])
                 self._buckets[(row["cluster_id"], row["bucket"])] = row
                 self._note_offset(row["cluster_id"], row["last_offset"])
             for row in progress:
@@ -163,7 +190,7 @@ class AuditMetrics(Collector):
     def collect(self):
         with self._lock:
             per_cluster = _sum_buckets(self._buckets.values())
-            yield from _cluster_families(per_cluster)
+            yield from _cluster_families(per_cluster, self._max_topics)
             yield from self._health_families()
 
     def _health_families(self):
@@ -235,15 +262,31 @@ def _with_batch(progress: dict, batch_id: int) -> dict:
 
 
 def _sum_buckets(rows) -> dict[str, dict]:
-    """Per cluster: the gauges summed over buckets, electable leaders folded into 0, 1, 2, 3+."""
+    """Per cluster: the partition gauges summed over buckets, electable leaders folded
+    into 0, 1, 2, 3+, per-topic counts summed by topic; the cluster-wide figures from
+    bucket 0 (every bucket holds the same)."""
     clusters: dict[str, dict] = {}
-    for row in rows:
+    for row in sorted(rows, key=lambda r: -(r.get("bucket") or 0)):  # bucket 0 last: its figures win
         total = clusters.setdefault(row["cluster_id"], Counter())
         for field in (*_PARTITION_GAUGES, *_PARTITION_COUNTERS):
             total[field] += row.get(field) or 0
         for electable, n in (row.get("electable_leaders") or {}).items():
             total["electable:" + _electable_bucket(electable)] += n
+        for field in _TOPIC_GAUGES:
+            by_topic = total.setdefault(field, Counter())
+            by_topic.update(row.get(field) or {})
+        for field in CLUSTER_WIDE:
+            if row.get(field) is not None:
+                total[field] = row[field]
     return clusters
+
+
+def capped(by_topic: dict[str, int], limit: int) -> dict[str, int]:
+    """The `limit` topics with the most partitions (ties by name); the rest summed as _other."""
+    ranked = sorted(((n, t) for t, n in by_topic.items() if n), key=lambda x: (-x[0], x[1]))
+    kept = {t: n for n, t in ranked[:limit]}
+    rest = sum(n for n, _ in ranked[limit:])
+    return kept | ({OTHER_TOPICS: rest} if rest else {})
 
 
 def _electable_bucket(electable: str) -> str:
@@ -254,12 +297,34 @@ def _electable_bucket(electable: str) -> str:
     return str(count) if count < 3 else "3+"
 
 
-def _cluster_families(per_cluster: dict[str, dict]):
-    for field, (name, help_text) in _PARTITION_GAUGES.items():
+def _cluster_families(per_cluster: dict[str, dict], max_topics: int):
+    for field, (name, help_text) in (*_PARTITION_GAUGES.items(), *_CLUSTER_GAUGES.items()):
         family = _gauge(name, help_text, ["cluster"])
         for cluster, total in sorted(per_cluster.items()):
-            family.add_metric([cluster], total[field])
+            family.add_metric([cluster], total.get(field, 0) if field != "active_controller"
+                              else total.get(field, -1))
         yield family
+    for field, (name, help_text) in _TOPIC_GAUGES.items():
+        family = _gauge(name, help_text, ["cluster", "topic"])
+        for cluster, total in sorted(per_cluster.items()):
+            for topic, n in sorted(capped(total.get(field) or {}, max_topics).items()):
+                family.add_metric([cluster, topic], n)
+        yield family
+    fenced = _gauge("broker_fenced", "1 for each registered broker that is fenced.",
+                    ["cluster", "broker"])
+    features = _gauge("feature_level", "Finalized feature levels.", ["cluster", "feature"])
+    min_isr = _gauge("min_insync_replicas",
+                     "The cluster's min.insync.replicas; source: log (cluster ConfigRecord), "
+                     "setting (given to the auditor) or assumed (unknown: Kafka's default 1).",
+                     ["cluster", "source"])
+    for cluster, total in sorted(per_cluster.items()):
+        for broker in total.get("fenced_broker_ids") or ():
+            fenced.add_metric([cluster, str(broker)], 1)
+        for feature, level in sorted((total.get("features") or {}).items()):
+            features.add_metric([cluster, feature], level)
+        min_isr.add_metric([cluster, total.get("min_isr_source") or "assumed"],
+                           total.get("min_insync_replicas") or 1)
+    yield from (fenced, features, min_isr)
     for field, (name, help_text) in _PARTITION_COUNTERS.items():
         family = _counter(name, help_text, ["cluster"])
         for cluster, total in sorted(per_cluster.items()):

@@ -173,6 +173,19 @@ GAUGES = pa.schema(
         _f("electable_leaders", pa.map_(pa.string(), pa.int64())),  # |ISR|+|ELR| -> partitions
         _f("last_offset", pa.int64()),
         _f("last_timestamp_ms", pa.int64()),
+        _f("under_replicated", pa.int64()),
+        _f("topics_leaderless", pa.map_(pa.string(), pa.int64())),  # topic -> partitions
+        _f("topics_under_min_isr", pa.map_(pa.string(), pa.int64())),
+        # cluster-wide: the same in every bucket of a cluster (not summed)
+        _f("brokers_active", pa.int64()),
+        _f("brokers_fenced", pa.int64()),
+        _f("brokers_in_controlled_shutdown", pa.int64()),
+        _f("fenced_broker_ids", pa.list_(pa.int32())),
+        _f("active_controller", pa.int32()),
+        _f("metadata_version", pa.int32()),
+        _f("features", pa.map_(pa.string(), pa.int32())),
+        _f("min_insync_replicas", pa.int32()),
+        _f("min_isr_source", pa.string()),  # log | setting | assumed
         _BATCH_ID,
     ]
 )

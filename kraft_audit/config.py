@@ -60,6 +60,7 @@ KEYS: dict[str, Key] = {
     "metrics.enabled": Key(True, (bool,)),
     "metrics.host": Key("127.0.0.1", (str,)),
     "metrics.port": Key(9464, (int,)),
+    "metrics.max_topics": Key(100, (int,)),
     "sink.backend": Key("deltalake", (str,), ("deltalake", "delta-spark")),
     "sink.app_id": Key("kraft-audit", (str,)),
     "spark.master": Key("local[2]", (str, type(None))),
@@ -245,6 +246,8 @@ def validate(cfg: dict[str, Any], check_paths: bool = True) -> dict[str, Any]:
         raise ConfigError(f"`audit.buckets` must be at least 1, got {cfg['audit']['buckets']}")
     if not 0 <= cfg["metrics"]["port"] <= 65535:
         raise ConfigError(f"`metrics.port` must be 0..65535, got {cfg['metrics']['port']}")
+    if cfg["metrics"]["max_topics"] < 0:
+        raise ConfigError(f"`metrics.max_topics` must be 0 or more, got {cfg['metrics']['max_topics']}")
     for dotted in ("sources.max_records_per_trigger", "sources.max_bytes_per_trigger"):
         v = _get(cfg, dotted)
         if v is not None and v < 1:

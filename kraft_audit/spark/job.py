@@ -189,7 +189,8 @@ def start_metrics(cfg: dict):
     from kraft_audit.spark.metrics import AuditMetrics
 
     catalog = load_catalog(cfg["audit"]["rules_dir"])
-    metrics = AuditMetrics(tuple((r.rule_id, r.severity) for r in catalog.rules if r.enabled))
+    metrics = AuditMetrics(tuple((r.rule_id, r.severity) for r in catalog.rules if r.enabled),
+                           max_topics=cfg["metrics"]["max_topics"])
     port = None
     if cfg["metrics"]["enabled"]:
         host, wanted = cfg["metrics"]["host"], cfg["metrics"]["port"]

@@ -5,6 +5,7 @@ manifest agree with the code (package coordinates, entry point, port)."""
 from __future__ import annotations
 
 import os
+import json
 import re
 import shutil
 import subprocess
@@ -102,6 +103,12 @@ def test_alerts_only_use_metrics_the_exporter_serves(output_rows):
     )
     used = set(re.findall(r"kraft_audit_\w+", (PROMETHEUS / "alerts.yml").read_text()))
     assert used and used <= served, used - served
+    # and so does the Grafana dashboard; each of its panels says what question it answers
+    dashboard = json.loads((PROMETHEUS.parent / "grafana" / "kraft-audit.json").read_text())
+    in_panels = {name for p in dashboard["panels"] for t in p.get("targets", [])
+                 for name in re.findall(r"kraft_audit_\w+", t["expr"])}
+    assert in_panels and in_panels <= served, in_panels - served
+    assert all(p.get("description") for p in dashboard["panels"] if p["type"] != "row")
 
 
 def test_spark_submit_builds_the_right_command():

@@ -108,7 +108,7 @@ class ClusterGauges:
     manual_election_required: int = 0
     elr_in_use: int = 0
     reassignment_stalled: int = 0  # reassignments that could complete and have not
-    under_replicated: int = 0  # |ISR| < |replicas|
+    under_replicated: int = 0  # |ISR| < |replicas| - |adding replicas|
     unclean_recovery_finished_total: int = 0  # RECOVERING -> RECOVERED transitions seen
     unclean_elections_total: int = 0
     elr_elections_total: int = 0

@@ -18,6 +18,12 @@ GAUGE_OF = {"under_min_isr": "under_min_isr", "leaderless": "leaderless", "recov
             "reassignment_stalled": "reassignment_stalled"}
 
 
+def under_replicated(p: Partition) -> bool:
+    """Fewer in sync than the replication factor, adding replicas of a reassignment not
+    counted (Kafka's UnderReplicatedPartitions and kafka-topics --under-replicated-partitions)."""
+    return len(p.isr) < len(p.replicas) - len(p.adding_replicas)
+
+
 class Watch:
     def __init__(self, masks: ShardedDict | None = None, open_: ShardedDict | None = None,
                  counts: tuple | None = None):
@@ -29,7 +35,7 @@ class Watch:
         self.with_condition: dict[str, int] = {name: 0 for name, _ in CONDITIONS} | with_condition
         self.partitions: int = partitions
         self.electable: dict[int, int] = dict(electable)  # |ISR| + |ELR| -> partitions
-        # |ISR| < |replicas| (absent from states stored before it was counted: from then on)
+        # under-replicated partitions (absent from states stored before it was counted: from then on)
         self.under_replicated: int = rest[0] if rest else 0
 
     def counts(self) -> tuple:
@@ -45,13 +51,13 @@ class Watch:
                 electable[n] = left
             else:
                 del electable[n]
-            if len(before.isr) < len(before.replicas):
+            if under_replicated(before):
                 self.under_replicated -= 1
         if after is not None:
             self.partitions += 1
             n = len(after.isr) + len(after.elr)
             electable[n] = electable.get(n, 0) + 1
-            if len(after.isr) < len(after.replicas):
+            if under_replicated(after):
                 self.under_replicated += 1
 
     def update(self, key: tuple[str, int], mask: int, offset: int, ms: int

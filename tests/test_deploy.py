@@ -94,7 +94,8 @@ def test_alerts_only_use_metrics_the_exporter_serves(output_rows):
     metrics.update(
         0,
         # per-topic and per-broker series exist only while a topic or broker is in trouble
-        [output_rows.gauges(0, topics_leaderless={"orders": 1}, fenced_broker_ids=[2])],
+        [output_rows.gauges(0, topics_leaderless={"orders": 1}, topics_under_min_isr={"orders": 1},
+                            fenced_broker_ids=[2], features={"metadata.version": 27})],
         output_rows.progress(0, max_offset=1),
         [output_rows.violation(1)],
     )

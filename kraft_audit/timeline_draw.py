@@ -7,7 +7,7 @@ the leader recovery state, the condition intervals that occurred (under min
 ISR, leaderless, ...), then one row per replica showing its role over offsets
 (leader / ISR / ELR / out of ISR, a thin stripe for LastKnownElr, hatching
 while its broker is fenced) with its broker's events marked. Offsets run along
-the bottom axis, record times (UTC) along the top one.
+the bottom axis, record times (ISO-8601 UTC, with the date) along the top one.
 """
 
 from __future__ import annotations

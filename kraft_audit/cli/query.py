@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import sys
 
 from kraft_audit.cli import views
 from kraft_audit.cli.check import duration

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from kraft_audit.audit import Auditor
 from kraft_audit.events import MetadataEvent, Quarantined
@@ -30,6 +30,46 @@ CONTROLLED_SHUTDOWN = "controlled shutdown"
 
 class TimelineError(ValueError):
     """The log cannot give the timeline asked for (nothing decoded, no such topic or partition)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """One end of the window to draw (--since, --until): a log offset or a record time."""
+    offset: int | None = None
+    ms: int | None = None
+
+    def admits_after(self, offset: int, ms: int) -> bool:
+        """Whether a record is at or after this bound."""
+        return offset >= self.offset if self.offset is not None else ms >= self.ms
+
+    def admits_before(self, offset: int, ms: int) -> bool:
+        """Whether a record is at or before this bound."""
+        return offset <= self.offset if self.offset is not None else ms <= self.ms
+
+
+class WindowFinder:
+    """Finds the first and last records of a --since/--until window as records go by:
+    the first at or after `since`, the last at or before `until` (record times may step
+    back, so the last one is only known at the end)."""
+
+    def __init__(self, since: Bound | None, until: Bound | None):
+        self.since, self.until = since, until
+        self.first: tuple[int, int] | None = None  # (offset, time) of the window's first record
+        self.last: tuple[int, int] | None = None
+
+    def see(self, offset: int, ms: int) -> None:
+        if self.first is None and (self.since is None or self.since.admits_after(offset, ms)):
+            self.first = (offset, ms)
+        if self.until is None or self.until.admits_before(offset, ms):
+            self.last = (offset, ms)
+
+    def watch(self, events: Iterable[MetadataEvent | Quarantined]
+              ) -> Iterator[MetadataEvent | Quarantined]:
+        """`events`, unchanged, seeing each log record on the way."""
+        for event in events:
+            if isinstance(event, MetadataEvent) and event.offset >= 0:  # not a side input
+                self.see(event.offset, event.timestamp_ms)
+            yield event
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +92,68 @@ class Timeline:
     conditions: list[ConditionChange] = field(default_factory=list)  # intervals, closed or open
     last_offset: int = -1  # the log's last applied offset: the last state holds until here
     last_timestamp_ms: int = 0
+    # (offset, time) of the first record shown when a window was cut (`window`); until then
+    # the picture starts at the first state
+    shown_from: tuple[int, int] | None = None
+
+    @property
+    def first_offset(self) -> int:
+        """Where the picture starts: the window's first record, else the first state."""
+        return self.shown_from[0] if self.shown_from else self.states[0].offset
+
+    @property
+    def first_timestamp_ms(self) -> int:
+        return self.shown_from[1] if self.shown_from else self.states[0].timestamp_ms
+
+    @property
+    def end_offset(self) -> int:
+        """Where the picture ends: the last record read (or the window's last)."""
+        return max(self.last_offset, self.states[-1].offset)
+
+    @property
+    def end_timestamp_ms(self) -> int:
+        # record times may step back (another controller's clock): the latest one seen
+        return max(self.last_timestamp_ms, self.states[-1].timestamp_ms)
+
+    def known_times(self) -> list[tuple[int, int]]:
+        """Every (offset, record time) the timeline holds, in offset order: what maps
+        offsets to times and back without the log."""
+        known = {(s.offset, s.timestamp_ms) for s in self.states}
+        known |= {(e.offset, e.timestamp_ms) for e in self.broker_events}
+        known |= {(v.offset, v.timestamp_ms) for v in self.violations if v.offset >= 0}
+        known.add((self.last_offset, self.last_timestamp_ms))
+        if self.shown_from:
+            known.add(self.shown_from)
+        return sorted(known)
+
+    def shown_broker_events(self) -> list[BrokerEvent]:
+        """The broker events inside the window (all of them when none was cut)."""
+        if self.shown_from is None:
+            return self.broker_events
+        return [e for e in self.broker_events if e.offset >= self.shown_from[0]]
+
+    def window(self, first: tuple[int, int], last: tuple[int, int]) -> Timeline:
+        """The timeline between two records given as (offset, time), both included: the
+        state in force at `first` (it may have started before), the states and violations
+        inside, and the condition intervals that overlap it. Broker events are kept up to
+        the window's end: those before it say whether a broker was already fenced when
+        it starts (`shown_broker_events` are the ones inside)."""
+        start, end = first[0], last[0]
+        if start > end:
+            raise TimelineError(f"the window is empty: its first record (offset {start}) "
+                                f"comes after its last (offset {end})")
+        held = [s for s in self.states if s.offset <= start][-1:]
+        states = held + [s for s in self.states if start < s.offset <= end]
+        if not states:
+            raise TimelineError(f"{self.topic}-{self.partition} did not exist yet at offset "
+                                f"{end}: its first state is at offset {self.states[0].offset}")
+        return Timeline(
+            self.cluster_id, self.topic, self.partition, states,
+            [v for v in self.violations if start <= v.offset <= end],
+            [e for e in self.broker_events if e.offset <= end],
+            [c for c in self.conditions
+             if c.start_offset <= end and (c.end_offset is None or c.end_offset >= start)],
+            last_offset=end, last_timestamp_ms=last[1], shown_from=first)
 
     @property
     def replicas(self) -> list[int]:

@@ -7,7 +7,7 @@ the leader recovery state, the condition intervals that occurred (under min
 ISR, leaderless, ...), then one row per replica showing its role over offsets
 (leader / ISR / ELR / out of ISR, a thin stripe for LastKnownElr, hatching
 while its broker is fenced) with its broker's events marked. Offsets run along
-the bottom axis, record times (UTC) along the top one.
+the bottom axis, record times (ISO-8601 UTC, with the date) along the top one.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-from datetime import datetime, timezone
 from pathlib import Path
 
 import matplotlib
@@ -27,6 +26,7 @@ import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
+from kraft_audit.cli.views import iso_utc, leader_text  # noqa: E402
 from kraft_audit.outputs import PartitionRow  # noqa: E402
 from kraft_audit.timeline import (CONTROLLED_SHUTDOWN, FENCED, REGISTERED, UNFENCED,  # noqa: E402
                                   UNREGISTERED, Timeline)
@@ -76,8 +76,7 @@ def figure(timeline: Timeline):
     states = timeline.states
     replicas = sorted(timeline.replicas)
     conditions = [c for c in CONDITION_ROWS if any(i.condition == c for i in timeline.conditions)]
-    first = states[0].offset
-    last = max(timeline.last_offset, states[-1].offset)
+    first, last = timeline.first_offset, timeline.end_offset
     span = max(last - first, 1)
     pad = span * 0.02
     ends = [s.offset for s in states[1:]] + [last + pad]  # each state holds until the next
@@ -111,8 +110,10 @@ def figure(timeline: Timeline):
                 drawn.add("LastKnownElr")
                 ax.broken_barh([(start, end - start)], (row - height / 2, height * 0.22),
                                facecolors=LAST_KNOWN_ELR_COLOR)
-    _recovery_labels(ax, states, ends, y["recovery state"], span)
-    _leader_epochs(ax, states, ends, y, span)
+    # a state held from before the window is labelled where the window starts
+    starts = [max(s.offset, first) for s in states]
+    _recovery_labels(ax, states, starts, ends, y["recovery state"], span)
+    _leader_epochs(ax, states, starts, ends, y, span)
 
     for name in conditions:
         row = y[CONDITION_ROWS[name]]
@@ -194,25 +195,25 @@ def _role(state: PartitionRow, broker: int) -> str | None:
     return None  # not a replica at this point
 
 
-def _leader_epochs(ax, states, ends, y, span) -> None:
+def _leader_epochs(ax, states, starts, ends, y, span) -> None:
     """Write the leader epoch on the leader's bar where it changes and there is room."""
     previous = None
-    for state, end in zip(states, ends):
+    for state, start, end in zip(states, starts, ends):
         key = (state.leader, state.leader_epoch)
-        if state.leader >= 0 and key != previous and (end - state.offset) > span * 0.04:
-            ax.text(state.offset + span * 0.004, y[f"broker {state.leader}"],
+        if state.leader >= 0 and key != previous and (end - start) > span * 0.04:
+            ax.text(start + span * 0.004, y[f"broker {state.leader}"],
                     f"epoch {state.leader_epoch}", va="center", ha="left", fontsize=7,
                     color="white", clip_on=True)
         previous = key
 
 
-def _recovery_labels(ax, states, ends, row, span) -> None:
+def _recovery_labels(ax, states, starts, ends, row, span) -> None:
     """Name what started each RECOVERING run: an unclean election (a new leader epoch
     entering RECOVERING, the definition `query unclean-elections` uses) or not."""
     for i, state in enumerate(states):
         previous = states[i - 1] if i else None
-        if state.deleted and _fits("topic deleted", ends[i] - state.offset, span):
-            ax.text(state.offset + span * 0.004, row, "topic deleted", va="center", ha="left",
+        if state.deleted and _fits("topic deleted", ends[i] - starts[i], span):
+            ax.text(starts[i] + span * 0.004, row, "topic deleted", va="center", ha="left",
                     fontsize=7, color="#555555", clip_on=True)
             continue
         if state.leader_recovery_state != 1 or (previous and previous.leader_recovery_state == 1):
@@ -220,14 +221,14 @@ def _recovery_labels(ax, states, ends, row, span) -> None:
         last = i
         while last + 1 < len(states) and states[last + 1].leader_recovery_state == 1:
             last += 1
-        width = ends[last] - state.offset
+        width = ends[last] - starts[i]
         unclean = previous is not None and state.leader_epoch != previous.leader_epoch
         choices = ([f"RECOVERING: unclean election of {state.leader}",
                     f"unclean election of {state.leader}", f"unclean → {state.leader}"]
                    if unclean else []) + ["RECOVERING"]
         text = next((t for t in choices if _fits(t, width, span)), None)
         if text is not None:  # else the colour and the legend say it
-            ax.text(state.offset + span * 0.004, row, text, va="center", ha="left", fontsize=7,
+            ax.text(starts[i] + span * 0.004, row, text, va="center", ha="left", fontsize=7,
                     color="white", fontweight="bold", clip_on=True)
 
 
@@ -255,7 +256,7 @@ def _fenced_intervals(timeline: Timeline, broker: int, end: float) -> list[tuple
 
 def _violations(ax, timeline: Timeline, y, span) -> None:
     row = y["violations"]
-    first = timeline.states[0].offset
+    first = timeline.first_offset
     by_offset: dict[int, list[str]] = {}
     for v in timeline.violations:
         label = v.rule_id if v.broker_id is None else f"{v.rule_id} (broker {v.broker_id})"
@@ -280,34 +281,32 @@ def _violations(ax, timeline: Timeline, y, span) -> None:
 
 
 def _time_axis(ax, timeline: Timeline, low: float, high: float) -> None:
-    """Record times on a top axis, interpolated between the offsets whose times are known."""
-    known = sorted({(s.offset, s.timestamp_ms) for s in timeline.states}
-                   | {(e.offset, e.timestamp_ms) for e in timeline.broker_events}
-                   | {(v.offset, v.timestamp_ms) for v in timeline.violations if v.offset >= 0}
-                   | {(timeline.last_offset, timeline.last_timestamp_ms)})
+    """Record times on a top axis, interpolated between the offsets whose times are known;
+    each tick gives the date as well, as an incident may span midnight or be days old."""
+    known = timeline.known_times()
     offsets = np.array([k[0] for k in known], dtype=float)
     # record times may step back (another controller's clock): keep them non-decreasing
     times = np.maximum.accumulate(np.array([k[1] for k in known], dtype=float))
     ticks = [t for t in ax.get_xticks() if low <= t <= high]
     top = ax.twiny()
     top.set_xlim(low, high)
-    top.set_xticks(ticks, [_clock(np.interp(t, offsets, times)) for t in ticks], fontsize=8)
-    top.set_xlabel("record time (UTC)", fontsize=8)
+    top.set_xticks(ticks, [_date_and_clock(np.interp(t, offsets, times)) for t in ticks],
+                   fontsize=8)
+    top.set_xlabel("record time (ISO-8601, UTC)", fontsize=8)
     top.spines["right"].set_visible(False)
 
 
-def _clock(ms: float) -> str:
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%H:%M:%S")
+def _date_and_clock(ms: float) -> str:
+    """An ISO-8601 UTC time on two lines (date, then time), to fit under a tick."""
+    return iso_utc(ms).replace("T", "\n")
 
 
 def _title(timeline: Timeline) -> str:
-    first, last = timeline.states[0], timeline.states[-1]
-    start = datetime.fromtimestamp(first.timestamp_ms / 1000, timezone.utc)
-    end = datetime.fromtimestamp(max(timeline.last_timestamp_ms, last.timestamp_ms) / 1000,
-                                 timezone.utc)
+    """Topic-partition and cluster, then when and where: the ISO times and offsets of the
+    first and last records shown."""
     return (f"{timeline.topic}-{timeline.partition}  ·  cluster {timeline.cluster_id or '-'}\n"
-            f"offsets {first.offset}–{max(timeline.last_offset, last.offset)}  ·  "
-            f"{start:%Y-%m-%d %H:%M:%S} – {end:%H:%M:%S} UTC  ·  "
+            f"{iso_utc(timeline.first_timestamp_ms)} – {iso_utc(timeline.end_timestamp_ms)}  ·  "
+            f"offsets {timeline.first_offset}–{timeline.end_offset}  ·  "
             f"{len(timeline.states)} states, {len(timeline.violations)} violations")
 
 
@@ -352,12 +351,13 @@ def html_page(timeline: Timeline, png: bytes) -> str:
         return ",".join(map(str, values))
 
     def when(ms: int) -> str:
-        return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        return iso_utc(ms, millis=True)
 
     states = table(
         ["offset", "time (UTC)", "record", "leader", "replicas", "ISR", "ELR", "LastKnownElr",
          "recovery", "leader epoch", "partition epoch"],
-        [[s.offset, when(s.timestamp_ms), s.record_type, s.leader, ids(s.replicas), ids(s.isr),
+        [[s.offset, when(s.timestamp_ms), s.record_type, leader_text(s.leader), ids(s.replicas),
+          ids(s.isr),
           ids(s.elr), ids(s.last_known_elr),
           "RECOVERING" if s.leader_recovery_state else "RECOVERED",
           s.leader_epoch, s.partition_epoch] for s in timeline.states])
@@ -369,7 +369,7 @@ def html_page(timeline: Timeline, png: bytes) -> str:
         ["offset", "time (UTC)", "broker", "event"],
         [[e.offset, when(e.timestamp_ms), e.broker_id,
           e.kind + (f" (after {e.last_shutdown} shutdown)" if e.last_shutdown else "")]
-         for e in timeline.broker_events])
+         for e in timeline.shown_broker_events()])
     title = esc(f"kraft-audit timeline: {timeline.topic}-{timeline.partition}")
     picture = base64.b64encode(png).decode("ascii")
     return f"""<!DOCTYPE html>
@@ -381,14 +381,15 @@ td,th{{border:1px solid #ccc;padding:2px 6px;text-align:left}} th{{background:#f
 </style>
 </head><body>
 <h1>{title}</h1>
-<p>cluster {esc(timeline.cluster_id or "-")}; log read to offset {timeline.last_offset}</p>
+<p>cluster {esc(timeline.cluster_id or "-")}; shown: offsets {timeline.first_offset}–{timeline.end_offset},
+{iso_utc(timeline.first_timestamp_ms)} – {iso_utc(timeline.end_timestamp_ms)}</p>
 <img alt="timeline of {esc(timeline.topic)}-{timeline.partition}"
  src="data:image/png;base64,{picture}">
 <h2>Violations ({len(timeline.violations)})</h2>
 {violations}
 <h2>States ({len(timeline.states)})</h2>
 {states}
-<h2>Broker events of its replicas ({len(timeline.broker_events)})</h2>
+<h2>Broker events of its replicas ({len(timeline.shown_broker_events())})</h2>
 {brokers}
 </body></html>
 """

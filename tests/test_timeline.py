@@ -12,8 +12,10 @@ import io
 import json
 import os
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pytest
 from PIL import Image
 
@@ -21,6 +23,7 @@ from conftest import REAL_FIXTURES
 
 from kraft_audit.audit import Auditor
 from kraft_audit.cli.describe import replay
+from kraft_audit.cli.timeline import log_timeline
 from kraft_audit.cli.dump import read_path
 from kraft_audit.cli.main import EXIT_USAGE, main
 from kraft_audit.events import MetadataEvent
@@ -30,7 +33,8 @@ from kraft_audit.spark.sinks import DeltaSinks
 from kraft_audit.spark.tables import core_to_arrow
 from kraft_audit.timeline import (CONTROLLED_SHUTDOWN, FENCED, REGISTERED, UNFENCED, TimelineError,
                                   partition_timeline, timeline_from_tables)
-from kraft_audit.timeline_draw import LAST_KNOWN_ELR_COLOR, RECOVERY_COLORS, ROLE_COLORS, render
+from kraft_audit.timeline_draw import (LAST_KNOWN_ELR_COLOR, RECOVERY_COLORS, ROLE_COLORS, figure,
+                                       render)
 
 INCIDENT = Path(__file__).parent / "fixtures" / "timeline-incident.yaml"
 INCIDENT_FAULT = "isr-grows-while-recovering"
@@ -301,3 +305,111 @@ def test_command_from_tables(incident_tables, tmp_path, capsys):
     assert "no Delta table 'partition_history'" in capsys.readouterr().err
     assert main(["timeline", str(tmp_path), "--tables", str(incident_tables), *argv]) == EXIT_USAGE
     assert "either PATH" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ dates and windows
+
+
+def iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def drawn(timeline):
+    """(title, top-axis tick labels, x limits) of the figure as drawn."""
+    fig = figure(timeline)
+    try:
+        ax, top = fig.axes[0], fig.axes[1]
+        return (ax.get_title(loc="left"), [t.get_text() for t in top.get_xticklabels()],
+                ax.get_xlim())
+    finally:
+        plt.close(fig)
+
+
+def test_title_and_time_axis_carry_iso_dates(incident):
+    timeline = timeline_of(incident, "payments", 0)
+    title, ticks, _ = drawn(timeline)
+    first, last = timeline.states[0].timestamp_ms, timeline.last_timestamp_ms
+    assert f"{iso(first)} – {iso(last)}" in title
+    assert ticks and all(re.fullmatch(r"\d{4}-\d\d-\d\d\n\d\d:\d\d:\d\dZ", t) for t in ticks)
+    assert ticks[0].startswith(iso(first)[:10])
+
+
+def test_html_tables_read_iso_times_and_no_leader_as_none(incident, tmp_path):
+    timeline = timeline_of(incident, "payments", 0)
+    page = render(timeline, tmp_path / "incident.html").read_text()
+    leaderless = next(s for s in timeline.states if s.leader == -1)
+    stamp = datetime.fromtimestamp(leaderless.timestamp_ms / 1000, timezone.utc)
+    row = re.search(rf"<tr><td>{leaderless.offset}</td>.*?</tr>", page).group(0)
+    assert f"<td>{stamp:%Y-%m-%dT%H:%M:%S}.{stamp.microsecond // 1000:03d}Z</td>" in row
+    assert "<td>none</td>" in row and "<td>-1</td>" not in row
+
+
+def window_command(incident, tmp_path, capsys, *bounds):
+    out = tmp_path / "w.png"
+    code = main(["timeline", str(incident), "--topic", "payments", "--partition", "0",
+                 "--out", str(out), *bounds])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_since_and_until_offsets_pick_the_window(incident, tmp_path, capsys):
+    whole = timeline_of(incident, "payments", 0)
+    # a window that starts inside a state and holds the violations
+    since = whole.states[2].offset + 1
+    until = max(v.offset for v in whole.violations) + 5
+    args = timeline_args(incident, "--since", str(since), "--until", str(until))
+    window = log_timeline(args)
+    assert window.states[0] == whole.states[2]  # in force when the window starts
+    assert window.states[1:] == [s for s in whole.states if since < s.offset <= until]
+    assert window.violations == whole.violations
+    assert (window.first_offset, window.end_offset) == (since, until)
+    title, _, (low, high) = drawn(window)
+    assert low < since < low + (until - since) * 0.05 and high - (until - since) * 0.05 < until < high
+    times = {e.offset: e.timestamp_ms for e in read_path(incident, None, "earliest")
+             if isinstance(e, MetadataEvent)}
+    assert f"{iso(times[since])} – {iso(times[until])}" in title
+    code, out, _ = window_command(incident, tmp_path, capsys, "--since", str(since),
+                                  "--until", str(until))
+    assert code == 0 and f"offsets {since}–{until} (" in out
+    assert Image.open(tmp_path / "w.png").format == "PNG"
+
+
+def test_since_and_until_times_are_the_records_at_or_within_them(incident, tmp_path, capsys):
+    events = [e for e in read_path(incident, None, "earliest") if isinstance(e, MetadataEvent)]
+    middle = events[len(events) // 2]
+    since_ms, until_ms = middle.timestamp_ms - 20_000 + 1, middle.timestamp_ms + 20_000 - 1
+    first = next(e.offset for e in events if e.timestamp_ms >= since_ms)
+    last = max(e.offset for e in events if e.timestamp_ms <= until_ms)
+    window = log_timeline(timeline_args(incident, "--since", iso_ms(since_ms),
+                                        "--until", iso_ms(until_ms)))
+    assert (window.first_offset, window.end_offset) == (first, last)
+    code, out, _ = window_command(incident, tmp_path, capsys, "--since", iso_ms(since_ms),
+                                  "--until", iso_ms(until_ms))
+    assert code == 0 and f"offsets {first}–{last} (" in out
+
+
+def test_a_window_without_records_is_a_usage_error(incident, tmp_path, capsys):
+    for bounds, message in ((["--since", "100000"], "no record at or after --since offset 100000"),
+                            (["--until", "2001-01-01"], "no record at or before --until"),
+                            (["--since", "200", "--until", "100"], "the window is empty")):
+        code, _, err = window_command(incident, tmp_path, capsys, *bounds)
+        assert code == EXIT_USAGE and message in err
+    with pytest.raises(SystemExit):
+        main(["timeline", str(incident), "--topic", "payments", "--partition", "0",
+              "--out", str(tmp_path / "w.png"), "--since", "last tuesday"])
+    assert "is not an ISO-8601 time" in capsys.readouterr().err
+
+
+def timeline_args(path, *bounds):
+    import argparse
+
+    from kraft_audit.cli import timeline as timeline_cli
+
+    parser = argparse.ArgumentParser()
+    timeline_cli.add_arguments(parser)
+    return parser.parse_args([str(path), "--topic", "payments", "--partition", "0",
+                              "--out", "unused.png", *bounds])
+
+
+def iso_ms(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds")

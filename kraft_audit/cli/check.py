@@ -24,7 +24,7 @@ from pathlib import Path
 
 from kraft_audit.audit import Auditor
 from kraft_audit.cli.log_input import Tally, read_path
-from kraft_audit.cli.human import iso, since
+from kraft_audit.cli.views import iso_or_dash as iso, since
 from kraft_audit.cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
 from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_line, min_isr_setting
 from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs

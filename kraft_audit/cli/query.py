@@ -11,6 +11,8 @@ tables of a run, printed as a table or as JSON lines (--json).
 --since 7d means the 7 days before the cluster's newest record (the log's time).
 A topic, partition, cluster or rule id that the tables do not hold is an error
 (exit 2); a question with no answer prints "(none)" and exits 0.
+The table output reads like the other views: times in ISO-8601 UTC, no leader
+as "none"; --json keeps the tables' values (milliseconds, leader -1).
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import sys
 
-from kraft_audit.cli.human import duration
+from kraft_audit.cli import views
+from kraft_audit.cli.views import duration
 from kraft_audit.cli.main import UsageError
 
 # question -> (columns of the table output, function of (questions module, args, since) -> rows).
@@ -70,6 +72,7 @@ QUESTIONS = {
             "leader_recovery_state",
             "partition_epoch",
             "effective_min_isr",
+            "timestamp_ms",  # when the record that made this state was written
         ],
         lambda q, a, since: q.partition_at(a.tables, a.topic, a.partition, a.at_offset, a.cluster),
     ),
@@ -149,26 +152,14 @@ def _catalog_ids() -> set[str]:
 
 
 def print_table(rows: list[dict], columns: list[str], out=None) -> None:
-    out = out or sys.stdout
-    if not rows:
-        print("(none)", file=out)
-        return
-    cells = [[_cell(column, row.get(column)) for column in columns] for row in rows]
-    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
-    for line in [columns, *cells]:
-        print("  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip(), file=out)
+    views.print_table(rows, columns, out, _cell)
 
 
 def _cell(column: str, value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, list):
-        return ",".join(map(str, value)) or "-"
-    if column.endswith("_ms"):
-        return dt.datetime.fromtimestamp(value / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if column == "duration_seconds":
+    """Times in ISO-8601 UTC, no leader as "none", durations as 1h 2m (views.cell)."""
+    if column == "duration_seconds" and value is not None:
         return duration(value)
-    return str(value)
+    return views.cell(column, value)
 
 
 def _json_default(value):

@@ -7,6 +7,11 @@ FILE ends in .png, .svg or .html (one self-contained page: the picture plus the
 states, violations and broker events as tables). PATH is what `describe` and
 `check` take: a log dir, a segment, a snapshot or a kafka-dump-log output file;
 or, with --tables DIR, the Delta tables the streaming job wrote.
+
+--since and --until pick the window drawn: each is a log offset (digits only) or
+an ISO-8601 time (UTC unless it names a zone). The window runs from the first
+record at or after --since to the last record at or before --until; the whole
+log is still replayed, so the first state shown is the one in force then.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import argparse
 from pathlib import Path
 
 from kraft_audit.cli.log_input import Tally, read_path
+from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_setting
 from kraft_audit.cli.main import UsageError
+from kraft_audit.cli.views import iso_utc, parse_iso_utc
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,10 +38,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="picture to write: .png, .svg or .html (self-contained)")
     parser.add_argument("--rules", metavar="DIR",
                         help="rule catalog directory (default: the shipped rules/)")
-    parser.add_argument("--min-isr-default", type=int, metavar="N", default=1,
-                        help="min.insync.replicas when no topic or cluster config sets it "
-                             "(default 1)")
+    add_min_isr_arguments(parser)
     parser.add_argument("--cluster-id", help="cluster id (default: from meta.properties)")
+    parser.add_argument("--since", type=bound, metavar="OFFSET|ISO8601",
+                        help="draw from the first record at or after this offset or time "
+                             "(e.g. 2026-11-25T09:00:00Z); default: the partition's first state")
+    parser.add_argument("--until", type=bound, metavar="OFFSET|ISO8601",
+                        help="draw to the last record at or before this offset or time; "
+                             "default: the end of the log")
+
+
+def bound(text: str):
+    """--since/--until: digits are a log offset, anything else an ISO-8601 time."""
+    from kraft_audit.timeline import Bound
+
+    if text.strip().isdigit():
+        return Bound(offset=int(text))
+    try:
+        return Bound(ms=parse_iso_utc(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}, or a log offset like 7752") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,31 +78,62 @@ def run(args: argparse.Namespace) -> int:
     except TimelineError as exc:
         raise UsageError(f"{args.path or args.tables}: {exc}") from None
     render(timeline, out, fmt)
-    print(f"{out}: {args.topic}-{args.partition}, {len(timeline.states)} states, "
-          f"{len(timeline.violations)} violations, {len(timeline.broker_events)} broker events")
+    print(f"{out}: {args.topic}-{args.partition}, offsets {timeline.first_offset}–"
+          f"{timeline.end_offset} ({iso_utc(timeline.first_timestamp_ms)} – "
+          f"{iso_utc(timeline.end_timestamp_ms)}), {len(timeline.states)} states, "
+          f"{len(timeline.violations)} violations, {len(timeline.shown_broker_events())} broker events")
     return 0
+
+
+def windowed(args: argparse.Namespace) -> bool:
+    return args.since is not None or args.until is not None
 
 
 def log_timeline(args: argparse.Namespace):
     from kraft_audit.cli.check import rule_catalog
-    from kraft_audit.timeline import TimelineError, partition_timeline
+    from kraft_audit.timeline import TimelineError, WindowFinder, partition_timeline
 
     catalog = rule_catalog(args)
     tally = Tally(args.path)
+    finder = WindowFinder(args.since, args.until)  # exact: it sees every record of the log
     try:
-        events = tally.count(read_path(Path(args.path), args.cluster_id, "earliest"))
-        return partition_timeline(events, args.topic, args.partition, catalog,
-                                  {"min_insync_replicas_default": args.min_isr_default})
+        events = finder.watch(tally.count(read_path(Path(args.path), args.cluster_id, "earliest")))
+        timeline = partition_timeline(events, args.topic, args.partition, catalog,
+                                      {"min_insync_replicas_default": min_isr_setting(args)})
     except TimelineError:
         tally.require_records()  # nothing usable: the message every command gives
         raise
+    return cut(timeline, finder, args) if windowed(args) else timeline
 
 
 def tables_timeline(args: argparse.Namespace):
     from kraft_audit.questions import MissingTable
-    from kraft_audit.timeline import timeline_from_tables
+    from kraft_audit.timeline import WindowFinder, timeline_from_tables
 
     try:
-        return timeline_from_tables(args.tables, args.topic, args.partition, args.cluster)
+        timeline = timeline_from_tables(args.tables, args.topic, args.partition, args.cluster)
     except MissingTable as exc:
         raise UsageError(str(exc)) from None
+    if not windowed(args):
+        return timeline
+    # the tables hold the partition's records, not every record: the window's ends are
+    # the nearest records they know
+    finder = WindowFinder(args.since, args.until)
+    for offset, ms in timeline.known_times():
+        finder.see(offset, ms)
+    return cut(timeline, finder, args)
+
+
+def cut(timeline, finder, args: argparse.Namespace):
+    """The timeline inside the window `finder` found; TimelineError when it holds no record."""
+    from kraft_audit.timeline import TimelineError
+
+    if finder.first is None:
+        raise TimelineError(f"no record at or after --since {_said(args.since)}")
+    if finder.last is None:
+        raise TimelineError(f"no record at or before --until {_said(args.until)}")
+    return timeline.window(finder.first, finder.last)
+
+
+def _said(bound) -> str:
+    return f"offset {bound.offset}" if bound.offset is not None else iso_utc(bound.ms)

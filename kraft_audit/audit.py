@@ -614,8 +614,8 @@ class Auditor:
         if start is not None and problem.code in _UNKNOWN_BEFORE_HISTORY:
             # not a broken log: what it names was created before the part we have
             if quarantine:
-                self._quarantine(event, f"unknown before offset {start}, where this log starts "
-                                 f"(no snapshot): {problem}", emit=self._reports(event))
+                self._quarantine(event, f"created before this log's first record (no snapshot "
+                                 f"holds it): {problem}", emit=self._reports(event))
             return
         if quarantine:
             self._quarantine(event, str(problem), emit=self.emit_cluster_findings or not cluster_scoped)

@@ -69,6 +69,15 @@ def read_table(tables_root: str, table: str, columns: list[str] | None = None) -
     return result.cast(plain)
 
 
+def count_rows(tables_root: str, table: str) -> int:
+    """How many rows a Delta table holds (MissingTable when there is none)."""
+    path = os.path.join(tables_root, table)
+    if not DeltaTable.is_deltatable(path):
+        raise MissingTable(f"no Delta table {table!r} under {tables_root}")
+    reader = QueryBuilder().register("t", DeltaTable(path)).execute("select count(*) as n from t")
+    return pa.table(reader.read_all())["n"][0].as_py()
+
+
 def read_rows(tables_root: str, table: str, columns: list[str] | None = None) -> list[dict]:
     """A table's rows as dicts (read_table's), or none when it was not written yet."""
     try:

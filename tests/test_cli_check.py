@@ -146,7 +146,7 @@ def test_a_log_that_starts_mid_history_is_judged_only_where_it_can_be(tmp_path, 
     # brokers and partitions from before the cut are unknown, not broken invariants
     assert report["findings"] == []
     unknown = [q for q in report["quarantined"] if q["reason"].startswith(
-        f"unknown before offset {cut.offset}, where this log starts")]
+        "created before this log's first record (no snapshot holds it)")]
     # ... and the reader said where the log starts (a row, not a record)
     missing = f"offsets 0..{cut.offset - 1} are missing: the log starts at offset {cut.offset}"
     assert [q["reason"][:len(missing)] for q in report["quarantined"] if q not in unknown] == [missing]

@@ -19,12 +19,14 @@ from kraft_audit.codec.logdir import METADATA_DIR, read_log_dir, read_segment
 from kraft_audit.config import load_config
 from kraft_audit.events import MetadataEvent
 from kraft_audit.rules.catalog import load_catalog
+from kraft_audit.questions import count_rows
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import operator as op
 from kraft_audit.sideinputs import parse_inventory, read_registrations
 from kraft_audit.spark.crash_check import comparable_rows, run_then_kill_9
 from kraft_audit.spark.job import AuditJob
+from services import wait_for
 
 pytestmark = pytest.mark.spark
 
@@ -238,13 +240,29 @@ def test_kraft_audit_run_once_from_the_command_line(spark, tmp_path, capsys):
 
     sim = tmp_path / "sim"
     result = simulate(load_scenario("min-isr-change"), sim, seed=4, faults=[("wrong-elr", 0)])
-    code = main(["run", "--once", "--log-dir", str(sim), "--registrations", str(sim / "registrations.jsonl"),
-                 "--checkpoint", str(tmp_path / "ck"), "--tables", str(tmp_path / "tables"), "--no-metrics",
-                 "--set", "audit.buckets=2"])
+    argv = ["run", "--once", "--log-dir", str(sim), "--registrations", str(sim / "registrations.jsonl"),
+            "--checkpoint", str(tmp_path / "ck"), "--tables", str(tmp_path / "tables"), "--no-metrics",
+            "--set", "audit.buckets=2", "--max-records-per-trigger", "40"]
+    code = main(argv)
     assert code == 0
-    assert "violations" in capsys.readouterr().out
+    first = capsys.readouterr().out
     cfg = {"tables": str(tmp_path / "tables")}
     assert_faults_found_once(cfg, result.faults)
+    # a second run over the same checkpoint: nothing new, and the summary still tells what
+    # the tables hold (a merge table holds a row per key, fewer than were written)
+    assert main(argv) == 0
+    second = capsys.readouterr().out
+    for out in (first, second):
+        held = summary_counts(out)
+        assert held and held == {t: count_rows(cfg["tables"], t) for t in held}
+    assert second.startswith("micro-batches this run: 0\n")
+    assert summary_counts(first, column=1)["partition_state"] > held["partition_state"]
+
+
+def summary_counts(out: str, column: int = 2) -> dict[str, int]:
+    """{table: rows} from run's closing summary (column 1: written, 2: in table)."""
+    rows = [line.split() for line in out.splitlines() if line.startswith("  ") and "/" in line]
+    return {r[0]: int(r[column]) for r in rows}
 
 
 def test_process_killed_mid_stream_then_restarted_loses_and_duplicates_nothing(spark, tmp_path):
@@ -303,3 +321,79 @@ def test_kill_9_in_the_middle_of_a_bootstrap_then_restart_gives_an_uninterrupted
         assert sorted(p["batch_id"] for p in progress) == list(range(len(progress)))
         assert sum(p["records"] for p in progress) == records
         assert sum(p["applied"] + p["duplicates"] + p["quarantined"] for p in progress) == records
+
+
+def test_check_and_run_quarantine_the_same_rows(spark, tmp_path, capsys):
+    """The same input through `check` and the streaming job: the same quarantine rows. The
+    input starts mid-history (a later segment of a real log, alone) and ends in garbage."""
+    from kraft_audit.cli.main import main
+
+    whole = Path(__file__).parent / "fixtures" / "kraft-real" / "Niloufar1171__LDI-POC"
+    [segment] = (whole / METADATA_DIR).glob("*.log")
+    cut = next(e for e in read_log_dir(whole)
+               if isinstance(e, MetadataEvent) and e.offset >= 2000 and e.offset == e.batch_base_offset)
+    log = tmp_path / "later" / METADATA_DIR
+    log.mkdir(parents=True)
+    garbage = bytes(range(256)) + b"x" * 44  # 300 bytes appended by something that is not Kafka
+    (log / f"{cut.offset:020d}.log").write_bytes(segment.read_bytes()[cut.position:] + garbage)
+    (log.parent / "meta.properties").write_text("cluster.id=later\nversion=1\nnode.id=1\n")
+
+    assert main(["check", str(log.parent), "--json"]) == 1
+    checked = json.loads(capsys.readouterr().out)["quarantined"]
+    assert main(["run", "--once", "--log-dir", str(log.parent), "--checkpoint", str(tmp_path / "ck"),
+                 "--tables", str(tmp_path / "tables"), "--no-metrics", "--set", "audit.buckets=3"]) == 0
+    ran = table({"tables": str(tmp_path / "tables")}, "quarantine")
+
+    def rows(qs):
+        return sorted((q["source"], q["position"], q["offset"], q["reason"]) for q in qs)
+    assert len(checked) > 1 and rows(ran) == rows(checked)
+
+
+def test_garbage_appended_to_the_live_segment_is_quarantined_and_the_job_goes_on(spark, tmp_path):
+    """Bytes no Kafka writer can complete (a bad batch header) at the end of the segment the
+    job tails: quarantined at once, counted on /metrics, and the batches the controller
+    appends after them are audited as if the garbage had not been there."""
+    staged = tmp_path / "staged"
+    result = simulate(load_scenario("unclean-shutdown-elr"), staged, seed=3)
+    [segment] = (staged / METADATA_DIR).glob("*.log")
+    data = segment.read_bytes()
+    cut = next(e.position for e in read_log_dir(staged)
+               if isinstance(e, MetadataEvent) and e.offset >= result.last_offset // 2
+               and e.offset == e.batch_base_offset)
+    live = tmp_path / "live"
+    (live / METADATA_DIR).mkdir(parents=True)
+    for name in ("meta.properties", "bootstrap.checkpoint"):
+        shutil.copy(staged / name, live / name)
+    live_segment = live / METADATA_DIR / segment.name
+    live_segment.write_bytes(data[:cut])
+    cfg = load_config(None, {"sources.log_dirs": str(live), "checkpoint": str(tmp_path / "ck"),
+                             "tables": str(tmp_path / "tables"), "audit.buckets": 2,
+                             "trigger.interval": "1 second", "metrics.port": 0}, environ={})
+    garbage = b"\x7f" * 300
+    job = AuditJob(cfg, spark=spark)
+    try:
+        job.start(available_now=False)
+
+        def scraped(name: str) -> float:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{job.metrics_port}/metrics").read().decode()
+            return next((float(line.split()[-1]) for line in text.splitlines()
+                         if line.startswith(name + " ") or line.startswith(name + "{")), -1.0)
+
+        wait_for("the clean half", lambda: scraped("kraft_audit_last_offset") >= 0, timeout=180)
+        with live_segment.open("ab") as f:
+            f.write(garbage)
+        wait_for("the garbage quarantined", lambda: scraped("kraft_audit_quarantined_total") == 1,
+                 timeout=120)
+        with live_segment.open("ab") as f:
+            f.write(data[cut:])  # the controller goes on writing after the garbage
+        wait_for("the rest audited", lambda: scraped("kraft_audit_last_offset") == result.last_offset,
+                 timeout=180)
+    finally:
+        if job.query is not None:
+            job.query.stop()
+        job.metrics.stop_servers()
+    [row] = table(cfg, "quarantine")
+    assert (row["position"], row["reason"]) == (cut, (
+        f"{segment.name}: bad magic 127 (expected 2) in batch header at position {cut}; "
+        "skipped 300 bytes, no valid batch follows"))
+    assert_state_matches_simulator(cfg, staged)

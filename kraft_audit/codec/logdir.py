@@ -113,6 +113,13 @@ def read_file_events(
             yield problem_to_quarantined(item, cluster_id, path.name)
 
 
+def missing_start(next_offset: int, first_offset: int) -> str:
+    """Why the records before a log's oldest segment are not read (no snapshot covers them):
+    one wording for every reader, so `check` and `run` quarantine the same row."""
+    return (f"offsets {next_offset}..{first_offset - 1} are missing: the log starts at offset "
+            f"{first_offset} and no snapshot covers the records before it")
+
+
 def read_log_dir(
     path: str | os.PathLike, cluster_id: str | None = None, start: str = "earliest"
 ) -> Iterator[MetadataEvent | Quarantined]:
@@ -137,10 +144,7 @@ def read_log_dir(
         yield from read_file_events(snapshot, cluster_id)
         next_offset = end_offset
     if first_offset is not None and first_offset > next_offset:
-        reason = (
-            f"offsets {next_offset}..{first_offset - 1} are missing: the log starts at offset "
-            f"{first_offset} and no snapshot covers the records before it"
-        )
+        reason = missing_start(next_offset, first_offset)
         yield Quarantined(cluster_id, segments[0][1].name, 0, reason, offset=next_offset)
         next_offset = first_offset
     for _base, segment in segments:

@@ -85,7 +85,9 @@ class BatchWriter:
         self.after_write = after_write  # tests: crash between the sink write and Spark's commit
         self.sinks = None
         self.app_id: str | None = None
-        self.batches = 0
+        self.batches = 0  # micro-batches this process wrote (a restart starts again at 0)
+        self.first_batch_id: int | None = None
+        self.last_batch_id: int | None = None
         self.last_progress: dict | None = None
         self.last_stats: list[dict] = []  # the groups' own figures (state size, time) of the last batch
         self.totals: dict[str, int] = defaultdict(int)
@@ -124,6 +126,9 @@ class BatchWriter:
             self.metrics.update(batch_id, rows_by_table.get("gauges", []), progress,
                                 _violation_rows(rows_by_table.get("violations", [])))
         self.batches += 1
+        if self.first_batch_id is None:
+            self.first_batch_id = batch_id
+        self.last_batch_id = batch_id
         self.last_progress = progress
         self.last_stats = stats
         for table, n in written.items():
@@ -280,7 +285,22 @@ class AuditJob:
 
 
 def summary(cfg: dict, writer: BatchWriter) -> str:
-    lines = [f"micro-batches: {writer.batches}"]
-    for table, n in sorted(writer.totals.items()):
-        lines.append(f"  {table:<18} {n:>8} rows  {os.path.join(cfg['tables'], table)}")
+    """What this run did and what the tables hold now: a merge table holds fewer rows
+    than were written to it (a row per key), and an earlier run's rows are there too."""
+    from kraft_audit.questions import MissingTable, count_rows
+
+    ids = f" (batch ids {writer.first_batch_id}..{writer.last_batch_id})" if writer.batches else ""
+    lines = [f"micro-batches this run: {writer.batches}{ids}",
+             f"  {'table':<18} {'written':>8} {'in table':>9}  path"]
+    for table in sorted(set(writer.totals) | set(_tables_in(cfg["tables"]))):
+        try:
+            held = str(count_rows(cfg["tables"], table))
+        except MissingTable:
+            held = "-"
+        lines.append(f"  {table:<18} {writer.totals.get(table, 0):>8} {held:>9}  "
+                     f"{os.path.join(cfg['tables'], table)}")
     return "\n".join(lines)
+
+
+def _tables_in(root: str) -> list[str]:
+    return [p.name for p in Path(root).iterdir() if (p / "_delta_log").is_dir()] if Path(root).is_dir() else []

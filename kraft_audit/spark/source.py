@@ -50,7 +50,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from kraft_audit.codec import logdir
-from kraft_audit.codec.logdir import metadata_dir, read_meta_properties, read_segment
+from kraft_audit.codec.logdir import metadata_dir, missing_start, read_meta_properties, read_segment
 from kraft_audit.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, MAX_BATCH_BYTES, find_next_batch
 from kraft_audit.events import Quarantined
 from kraft_audit.spark import event_rows
@@ -246,9 +246,9 @@ def scan_batches(path: Path, position: int, *, active: bool, budget: _Budget,
                         nxt = found + win.start
                     elif win.start + len(win.buf) < size:
                         nxt = win.start + len(win.buf)  # over 32 MiB of garbage: step a window on
-                    elif waits_at_tail:
-                        break  # a batch being appended (or garbage not yet followed by data)
-                    else:
+                    elif waits_at_tail and (sane or _zeros(win.buf, rel)):
+                        break  # a batch being appended, or zero padding: its writer goes on
+                    else:  # garbage no writer can complete: quarantined as `check` does
                         nxt = size
                 if not budget.allows(0, nxt - pos):
                     break
@@ -261,6 +261,10 @@ def scan_batches(path: Path, position: int, *, active: bool, budget: _Budget,
     scan.end = pos
     scan.eof = pos >= size
     return scan
+
+
+def _zeros(buf: bytes, start: int) -> bool:
+    return buf.count(0, start) == len(buf) - start
 
 
 def _snapshot_records(path: Path) -> int:
@@ -327,6 +331,8 @@ class LogDirPlanner:
         note = None
         if base > wanted and from_offset is not None:
             note = f"offsets {wanted}..{base - 1} are gone (no segment or snapshot holds them)"
+        elif base > wanted:  # a log that starts mid-history: said as the file readers say it
+            note = missing_start(wanted, base)
         return {"file": name, "position": 0, "next_offset": max(wanted, 0)}, note
 
     # -- the walk

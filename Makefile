@@ -5,14 +5,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus jmx-exporter kafka kafka-matrix test-kafka-matrix test-bugs delta-spark demo demo-kafka test test-fast bench bench-scale clean
+.PHONY: install prometheus jmx-exporter spark-kafka kafka kafka-matrix test-kafka-matrix test-bugs delta-spark demo demo-kafka test test-fast bench bench-scale clean
 
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,delta-spark]'
+	$(BIN)/pip install --quiet -e '.[test,delta-spark,ship]'
 	touch $@
 
 # promtool, the prometheus server and Alertmanager (with amtool) are used by the tests
@@ -50,6 +50,17 @@ $(DELTA_CACHE)/$(DELTA_VERSION)/.resolved: deploy/delta-spark/pom.xml
 	mvn -q -B -f deploy/delta-spark/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(@D)
 	touch $@
 
+# Spark's own Kafka source (deploy/spark-kafka/pom.xml) into an ignored cache: the job's
+# `sources.kafka` input (the shipper's topic) puts them on the session's classpath.
+SPARK_KAFKA_VERSION := 4.2.0
+SPARK_KAFKA_CACHE ?= .cache/spark-kafka
+spark-kafka: $(SPARK_KAFKA_CACHE)/$(SPARK_KAFKA_VERSION)/.resolved
+
+$(SPARK_KAFKA_CACHE)/$(SPARK_KAFKA_VERSION)/.resolved: deploy/spark-kafka/pom.xml
+	rm -rf $(@D)
+	mvn -q -B -f deploy/spark-kafka/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(@D)
+	touch $@
+
 # The Prometheus JMX exporter java agent (deploy/jmx-exporter/pom.xml) into an ignored cache.
 JMX_EXPORTER_CACHE ?= .cache/jmx-exporter
 jmx-exporter: $(JMX_EXPORTER_CACHE)/.resolved
@@ -67,7 +78,7 @@ demo: install
 demo-kafka: install kafka
 	$(BIN)/python -m kraft_audit.realkafka.demo --workdir demo-kafka-out
 
-test: install prometheus kafka delta-spark
+test: install prometheus kafka delta-spark spark-kafka
 	$(BIN)/python -m pytest -q
 
 # The contributors' loop: the tests that need no Spark, Kafka, Prometheus or Maven (pip alone), about 30 s.

@@ -36,6 +36,8 @@ class Key:
 
 
 _PATH_LIST = (list,)  # a list of sources: each entry a path or {path, cluster_id}
+_KAFKA_LIST = (list,)  # (a distinct object: not a list of paths)
+_KAFKA_KEYS = {"bootstrap_servers", "topic", "starting_offsets", "max_offsets_per_trigger", "options"}
 
 # Every key, declared once: DEFAULTS, the type checks, the environment names and
 # the source lists are derived from it.
@@ -44,6 +46,9 @@ KEYS: dict[str, Key] = {
     "sources.dump_logs": Key([], _PATH_LIST),
     "sources.registrations": Key([], _PATH_LIST),
     "sources.log_dir_inventories": Key([], _PATH_LIST),
+    # the shipper's topics: [{bootstrap_servers, topic, starting_offsets, max_offsets_per_trigger,
+    # options}], read with Spark's Kafka source
+    "sources.kafka": Key([], _KAFKA_LIST),
     "sources.starting_position": Key("earliest", (str,), ("earliest", "snapshot")),
     "sources.max_records_per_trigger": Key(200000, (int, type(None))),
     "sources.max_bytes_per_trigger": Key(None, (int, type(None))),
@@ -127,6 +132,8 @@ def _parse_scalar(dotted: str, text: str) -> Any:
     types = KEYS[dotted].types
     if dotted in SOURCE_LISTS:
         return [parse_source_item(s) for s in text.split(",") if s.strip()]
+    if KEYS[dotted].types is _KAFKA_LIST:  # HOST:PORT[,...]/TOPIC entries, ";"-separated
+        return [s.strip() for s in text.split(";") if s.strip()]
     if text.strip().lower() in ("null", "none", "") and type(None) in types:
         return None
     if bool in types:
@@ -257,14 +264,33 @@ def validate(cfg: dict[str, Any], check_paths: bool = True) -> dict[str, Any]:
         cfg["audit"]["rules_dir"] = str(Path(rules_dir).expanduser().resolve())
         if check_paths and not Path(cfg["audit"]["rules_dir"]).is_dir():
             raise ConfigError(f"`audit.rules_dir`: directory {rules_dir} does not exist")
-    if not any(_get(cfg, d) for d in SOURCE_LISTS):
-        raise ConfigError("no input: set `sources.log_dirs` (or dump_logs, registrations, "
+    cfg["sources"]["kafka"] = [_kafka_entry(i, item) for i, item in enumerate(cfg["sources"]["kafka"])]
+    if not any(_get(cfg, d) for d in SOURCE_LISTS) and not cfg["sources"]["kafka"]:
+        raise ConfigError("no input: set `sources.log_dirs` (or kafka, dump_logs, registrations, "
                           "log_dir_inventories), e.g. --log-dir PATH")
     _resolve_min_isr(cfg["audit"], check_paths)
     _check_audit(cfg["audit"], load_rules=check_paths)  # (the rule catalog is a path too)
     cfg["checkpoint"] = str(Path(cfg["checkpoint"]).expanduser().resolve())
     cfg["tables"] = str(Path(cfg["tables"]).expanduser().resolve())
     return cfg
+
+
+def _kafka_entry(i: int, item: Any) -> dict:
+    """One `sources.kafka` entry: {bootstrap_servers, topic, ...}, or "HOST:PORT[,...]/TOPIC"."""
+    if isinstance(item, str):
+        servers, sep, topic = item.rpartition("/")
+        item = {"bootstrap_servers": servers, "topic": topic} if sep else {}
+    if not isinstance(item, dict) or not all(isinstance(item.get(k), str) and item[k]
+                                             for k in ("bootstrap_servers", "topic")):
+        raise ConfigError(f"`sources.kafka[{i}]` must be {{bootstrap_servers, topic}} or "
+                          f"'HOST:PORT/TOPIC', got {item!r}")
+    extra = set(item) - _KAFKA_KEYS
+    if extra:
+        raise ConfigError(f"`sources.kafka[{i}]`: unknown key `{sorted(extra)[0]}` "
+                          f"(known: {', '.join(sorted(_KAFKA_KEYS))})")
+    if item.get("starting_offsets", "earliest") not in ("earliest", "latest"):
+        raise ConfigError(f"`sources.kafka[{i}].starting_offsets` must be earliest or latest")
+    return dict(item)
 
 
 def _resolve_min_isr(audit: dict[str, Any], read_files: bool) -> None:

@@ -126,11 +126,14 @@ def spark():
 
     # One JVM per process, so the connector's jars go in from the start (make
     # test resolves them); without them the delta-spark tests fail saying so.
-    try:
-        session = build_session("local[2]", app_name="kraft-audit-tests", shuffle_partitions=2,
-                                delta_spark=True)
-    except DeltaJarsMissing:
-        session = build_session("local[2]", app_name="kraft-audit-tests", shuffle_partitions=2)
+    # (the same for Spark's Kafka source, which the shipper tests read through)
+    for jars in ({"delta_spark": True, "kafka_source": True}, {"delta_spark": True}, {}):
+        try:
+            session = build_session("local[2]", app_name="kraft-audit-tests", shuffle_partitions=2,
+                                    **jars)
+            break
+        except DeltaJarsMissing:
+            continue
     yield session
     session.stop()
 

@@ -39,7 +39,7 @@ def promtool(*args: str) -> str:
 
 @pytest.mark.prometheus
 def test_promtool_checks_the_rules_and_the_scrape_config():
-    assert "SUCCESS: 13 rules found" in promtool("check", "rules", "alerts.yml")
+    assert "SUCCESS: 14 rules found" in promtool("check", "rules", "alerts.yml")
     assert "SUCCESS" in promtool("check", "config", "prometheus.yml")
 
 
@@ -95,7 +95,8 @@ def test_alerts_only_use_metrics_the_exporter_serves(output_rows):
         0,
         # per-topic and per-broker series exist only while a topic or broker is in trouble
         [output_rows.gauges(0, topics_leaderless={"orders": 1}, topics_under_min_isr={"orders": 1},
-                            fenced_broker_ids=[2], features={"metadata.version": 27})],
+                            fenced_broker_ids=[2], features={"metadata.version": 27},
+                            last_timestamp_ms=1)],
         output_rows.progress(0, max_offset=1),
         [output_rows.violation(1)],
     )

@@ -26,6 +26,7 @@ COMMANDS = {
     "check": ("check", "audit a log single-process: findings, conditions and gauges"),
     "simulate": ("simulate", "write a simulated KRaft metadata log, with optional faults"),
     "run": ("run", "run the streaming auditor on local Spark"),
+    "ship": ("ship", "tail a metadata log into a Kafka topic for the streaming job"),
     "demo": ("demo", "simulate a cluster with faults and audit it end to end"),
     "query": ("query", "answer analysts' questions from the Delta tables"),
     "timeline": ("timeline", "draw one partition's states, violations and broker events (PNG/SVG/HTML)"),

@@ -28,6 +28,7 @@ from kraft_audit.cli.side_inputs import add_side_input_arguments
 _FLAG_KEYS = {
     "log_dir": "sources.log_dirs",
     "dump_log": "sources.dump_logs",
+    "kafka": "sources.kafka",
     "registrations": "sources.registrations",
     "log_dir_inventory": "sources.log_dir_inventories",
     "checkpoint": "checkpoint",
@@ -53,6 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src = parser.add_argument_group("inputs (repeatable; [CLUSTER_ID=]PATH)")
     src.add_argument("--log-dir", action="append", metavar="PATH",
                      help="a KRaft metadata log dir (or the data dir above __cluster_metadata-0)")
+    src.add_argument("--kafka", action="append", metavar="HOST:PORT/TOPIC",
+                     help="a topic `kraft-audit ship` produces to (Spark's Kafka source)")
     src.add_argument("--dump-log", action="append", metavar="PATH", help="kafka-dump-log output file or dir")
     add_side_input_arguments(src)
     parser.add_argument("--starting-position", choices=("earliest", "snapshot"))
@@ -76,13 +79,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="any configuration key, e.g. --set audit.timeout_seconds=30")
 
 
+def _kafka_flag(value: str) -> str:
+    if "/" not in value:
+        raise UsageError(f"--kafka wants HOST:PORT[,...]/TOPIC, got {value!r}")
+    return value
+
+
 def overrides_from(args: argparse.Namespace) -> dict:
     overrides: dict = {}
     for flag, key in _FLAG_KEYS.items():
         value = getattr(args, flag, None)
         if value is None:
             continue
-        overrides[key] = ",".join(value) if isinstance(value, list) else value
+        if key == "sources.kafka":  # its bootstrap servers hold commas themselves
+            overrides[key] = [_kafka_flag(v) for v in value]
+        else:
+            overrides[key] = ",".join(value) if isinstance(value, list) else value
     if getattr(args, "no_metrics", False):
         overrides["metrics.enabled"] = False
     if getattr(args, "once", False):

@@ -10,6 +10,8 @@ Spark plumbing only; what a file means is the core's business
 - Broker registration requests (the controller's request log, or JSON lines):
   the `kraft-lines` source (`lines_source.py`) tails the files, so lines
   appended to a file and files rotated by log4j are read.
+- The shipper's topics (`kraft-audit ship`): Spark's own Kafka source
+  (`kafka_input.py`), each message one batch decoded by the same codec.
 - Log-dir inventories (`kafka-log-dirs --describe` output, one file per run):
   Spark's file source, one row per new file, parsed by
   `kraft_audit.sideinputs.parse_inventory`; a broker's log dir itself (it holds
@@ -155,6 +157,10 @@ def all_events(spark, sources: dict) -> Any:
                        .load())
     if sources.get("registrations"):
         streams.append(registration_stream(spark, sources["registrations"], default_cluster))
+    if sources.get("kafka"):
+        from kraft_audit.spark.kafka_input import kafka_stream
+
+        streams += [kafka_stream(spark, entry) for entry in sources["kafka"]]
     if not streams:
         raise ValueError("no input configured")
     events = streams[0]

@@ -217,7 +217,8 @@ def session_for(cfg: dict):
 
     return build_session(cfg["spark"]["master"], shuffle_partitions=cfg["spark"]["shuffle_partitions"],
                          extra_conf={k: str(v) for k, v in cfg["spark"]["conf"].items()},
-                         delta_spark=cfg["sink"]["backend"] == "delta-spark")
+                         delta_spark=cfg["sink"]["backend"] == "delta-spark",
+                         kafka_source=bool(cfg["sources"]["kafka"]))
 
 
 class AuditJob:

@@ -175,10 +175,16 @@ class AuditMetrics(Collector):
         self._batch_seconds += progress.get("duration_seconds") or 0.0
         self._quarantined += progress.get("quarantined") or 0
         self._last_batch = progress
+        finished = (progress["started_ms"] / 1000 + (progress.get("duration_seconds") or 0.0)
+                    if progress.get("started_ms") is not None else None)
         for cluster in progress.get("clusters") or []:
             name = cluster["cluster_id"]
             self._records[name] += cluster.get("records") or 0
             self._note_offset(name, cluster.get("max_offset"))
+            figures = self._clusters[name]
+            moved = cluster.get("max_offset")
+            if moved is not None and finished is not None and moved > figures.get("grown_to", -1):
+                figures["grown_to"], figures["grew_at"] = moved, finished  # the input grew
             for lag in ("lag_records", "lag_seconds"):
                 if cluster.get(lag) is not None:
                     self._clusters[name][lag] = cluster[lag]
@@ -216,15 +222,27 @@ class AuditMetrics(Collector):
             "Record time of the log's newest record minus that of the last applied.",
             ["cluster"],
         )
+        grew = _gauge(
+            "input_last_grew_timestamp_seconds",
+            "Unix time (wall clock) this cluster's applied offset last moved: a healthy KRaft log "
+            "grows every metadata.max.idle.interval.ms (500 ms) with NoOps.",
+            ["cluster"],
+        )
         for cluster, figures in sorted(self._clusters.items()):
             for family, key in (
                 (offset, "last_offset"),
                 (lag_records, "lag_records"),
                 (lag_seconds, "lag_seconds"),
+                (grew, "grew_at"),
             ):
                 if key in figures:
                     family.add_metric([cluster], figures[key])
-        yield from (offset, lag_records, lag_seconds)
+        newest = _gauge("last_record_timestamp_seconds",
+                        "Record time (CreateTime) of the newest record applied.", ["cluster"])
+        for cluster, total in sorted(_sum_buckets(self._buckets.values()).items()):
+            if total.get("last_timestamp_ms"):
+                newest.add_metric([cluster], total["last_timestamp_ms"] / 1000)
+        yield from (offset, lag_records, lag_seconds, grew, newest)
 
         yield SummaryMetricFamily(
             PREFIX + "batch_duration_seconds",
@@ -278,6 +296,7 @@ def _sum_buckets(rows) -> dict[str, dict]:
         for field in CLUSTER_WIDE:
             if row.get(field) is not None:
                 total[field] = row[field]
+        total["last_timestamp_ms"] = max(total.get("last_timestamp_ms", 0), row.get("last_timestamp_ms") or 0)
     return clusters
 
 

@@ -31,8 +31,26 @@ DELTA_SESSION_CONF = {
 }
 
 
+# Spark's Kafka source (`sources.kafka`), from `make spark-kafka`; SPARK_KAFKA_JARS_DIR overrides.
+SPARK_KAFKA_VERSION = "4.2.0"
+SPARK_KAFKA_PACKAGE = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{SPARK_KAFKA_VERSION}"
+KAFKA_JARS_DIR = Path(__file__).resolve().parents[2] / ".cache" / "spark-kafka" / SPARK_KAFKA_VERSION
+
+
 class DeltaJarsMissing(RuntimeError):
-    """The connector's jars are not where `make delta-spark` puts them."""
+    """The connector's jars are not where `make delta-spark` puts them (or the Kafka
+    source's where `make spark-kafka` does)."""
+
+
+def spark_kafka_jars() -> list[str]:
+    """Spark's Kafka source and its client (resolved from Maven Central by `make spark-kafka`)."""
+    folder = Path(os.environ.get("SPARK_KAFKA_JARS_DIR") or KAFKA_JARS_DIR)
+    jars = sorted(glob.glob(str(folder / "*.jar")))
+    if not any(Path(j).name.startswith("spark-sql-kafka") for j in jars):
+        raise DeltaJarsMissing(
+            f"sources.kafka needs Spark's Kafka source in {folder}: run make spark-kafka (or set "
+            f"SPARK_KAFKA_JARS_DIR to a folder holding {SPARK_KAFKA_PACKAGE} and its dependencies)")
+    return jars
 
 
 def delta_spark_jars() -> list[str]:
@@ -48,12 +66,6 @@ def delta_spark_jars() -> list[str]:
     return jars
 
 
-def delta_spark_conf() -> dict[str, str]:
-    """Session settings that put the connector on the classpath and enable it.
-    spark.jars, not spark.jars.packages: no Ivy resolution at runtime."""
-    return {"spark.jars": ",".join(delta_spark_jars()), **DELTA_SESSION_CONF}
-
-
 def prepare_environment() -> None:
     """Point Spark's Python workers at this interpreter (otherwise they run
     whatever `python3` is on PATH, which may lack pandas and this package)."""
@@ -64,11 +76,11 @@ def prepare_environment() -> None:
 
 def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit",
                   shuffle_partitions: int = 2, extra_conf: dict[str, str] | None = None,
-                  delta_spark: bool = False):
+                  delta_spark: bool = False, kafka_source: bool = False):
     """Get or create the session and register the `kraft-log` data source.
-    `delta_spark`: with the Delta connector (backend "delta-spark"). Under
-    spark-submit (no master) the submit command may bring the connector
-    itself (--packages), so the local jars are added only when present."""
+    `delta_spark`: with the Delta connector (backend "delta-spark"); `kafka_source`: with
+    Spark's Kafka source (`sources.kafka`). Under spark-submit (no master) the submit
+    command may bring them itself (--packages), so local jars are added only when present."""
     prepare_environment()
     from pyspark.sql import SparkSession
 
@@ -85,13 +97,22 @@ def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit"
         # Keep fewer old batch files in the checkpoint (default 100).
         "spark.sql.streaming.minBatchesToRetain": "20",
     }
+    jars: list[str] = []
     if delta_spark:
         try:
-            conf.update(delta_spark_conf())
+            jars += delta_spark_jars()
         except DeltaJarsMissing:
             if master:
                 raise
-            conf.update(DELTA_SESSION_CONF)
+        conf.update(DELTA_SESSION_CONF)
+    if kafka_source:
+        try:
+            jars += spark_kafka_jars()
+        except DeltaJarsMissing:
+            if master:
+                raise
+    if jars:
+        conf["spark.jars"] = ",".join(jars)
     conf.update(extra_conf or {})
     for key, value in conf.items():
         builder = builder.config(key, value)

@@ -1,0 +1,62 @@
+"""`kraft-audit ship`: tail a controller's metadata log dir and produce its record batches,
+as they are on disk, to a Kafka topic that the streaming job reads (`sources.kafka`).
+
+A small long-running process for a sidecar next to a controller: bounded memory,
+resumes from the topic after a crash or restart, follows segment rolls, snapshots and
+retention, and serves its health on /metrics. SIGTERM/SIGINT flush and exit 0; a batch
+Kafka refuses ends it with exit 3 (its supervisor restarts it; it resumes from the topic).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from kraft_audit.cli.main import RunFailed, UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--log-dir", required=True, metavar="PATH",
+                        help="the controller's (or a broker's) metadata log dir, or the dir holding "
+                             "__cluster_metadata-0")
+    parser.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT[,...]",
+                        help="the Kafka cluster to ship to (the audited one or another)")
+    parser.add_argument("--topic", required=True,
+                        help="the topic to produce to (create it first, max.message.bytes >= 8 MiB)")
+    parser.add_argument("--cluster-id", help="the audited cluster's id (default: meta.properties)")
+    parser.add_argument("--metrics-host", default="127.0.0.1", metavar="HOST")
+    parser.add_argument("--metrics-port", type=int, default=9465, metavar="PORT",
+                        help="serve the shipper's health here (0: any free port; -1: none)")
+    parser.add_argument("--producer-config", action="append", default=[], metavar="KEY=VALUE",
+                        help="librdkafka settings, e.g. security.protocol=SSL (repeatable)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kraft_audit.codec.logdir import metadata_dir
+    from kraft_audit.ship.shipper import ShipError, Shipper, install_signal_handlers
+
+    if not metadata_dir(args.log_dir).is_dir():
+        raise UsageError(f"--log-dir: {args.log_dir} is not a directory")
+    config = {}
+    for item in args.producer_config:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--producer-config wants KEY=VALUE, got {item!r}")
+        config[key.strip()] = value.strip()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    try:
+        shipper = Shipper(args.log_dir, args.bootstrap_servers, args.topic, args.cluster_id, config)
+        if args.metrics_port >= 0:
+            try:
+                port = shipper.serve_metrics(args.metrics_host, args.metrics_port)
+            except OSError as exc:
+                raise UsageError(f"cannot serve /metrics on {args.metrics_host}:{args.metrics_port}: "
+                                 f"{exc.strerror or exc}") from None
+            print(f"metrics: http://{args.metrics_host}:{port}/metrics", file=sys.stderr, flush=True)
+        install_signal_handlers(shipper)
+        shipper.run()
+    except ShipError as exc:
+        raise RunFailed(str(exc)) from None
+    print("kraft-audit ship: stopped", file=sys.stderr)
+    return 0

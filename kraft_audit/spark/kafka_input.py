@@ -1,0 +1,81 @@
+"""The shipper's topic through Spark's own Kafka source (`sources.kafka`).
+
+Each Kafka message is what `kraft-audit ship` produced (kraft_audit/ship/tail.py):
+one record batch as it is on disk, keyed by cluster id, with the file and byte
+position it came from in headers. Decoded here by the same codec as the files,
+so the events, and from them the operator and the tables, are the same as a
+file-based run of the same log; Kafka's offsets live in the Spark checkpoint.
+A batch shipped twice (a shipper restarted before Kafka acknowledged it) is a
+duplicate offset, which the auditor counts and skips as after any restart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kraft_audit.codec.batches import Batch, iter_batches
+from kraft_audit.codec.logdir import batch_events, problem_to_quarantined
+from kraft_audit.events import Quarantined
+from kraft_audit.sideinputs.registrations import UNKNOWN_CLUSTER
+from kraft_audit.spark import event_rows
+
+# The Kafka connector for Spark 4.2 (Scala 2.13), resolved by `make spark-kafka`.
+SPARK_KAFKA_VERSION = "4.2.0"
+SPARK_KAFKA_PACKAGE = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{SPARK_KAFKA_VERSION}"
+
+
+def message_events(key: bytes | None, value: bytes | None, headers: dict[str, bytes],
+                   where: str) -> list:
+    """The events of one shipped message; a quarantine row when it is not one."""
+    cluster_id = key.decode(errors="replace") if key else UNKNOWN_CLUSTER
+    try:
+        file = headers["kraft.file"].decode()
+        position = int(headers["kraft.position"])
+    except (KeyError, ValueError, UnicodeDecodeError):
+        return [Quarantined(cluster_id, where, 0, f"{where} is not a message of kraft-audit ship "
+                            "(no kraft.file / kraft.position headers)", bytes(value or b"")[:1024])]
+    items: list = []
+    for item in iter_batches(value or b"", base_position=position):
+        if isinstance(item, Batch):
+            items.extend(batch_events(item, cluster_id, file))
+        else:
+            items.append(problem_to_quarantined(item, cluster_id, file))
+    return items
+
+
+def _decode(batches):
+    """mapInArrow: (key, value, headers, topic, partition, offset) rows → event rows.
+    Never raises on content: what cannot be read becomes a quarantine row."""
+    for batch in batches:
+        cols = batch.to_pydict()
+        items: list[Any] = []
+        for key, value, headers, topic, partition, offset in zip(
+                cols["key"], cols["value"], cols["headers"], cols["topic"], cols["partition"],
+                cols["offset"]):
+            where = f"kafka {topic}-{partition}@{offset}"
+            try:
+                items.extend(message_events(key, value, {h["key"]: h["value"] for h in headers or []},
+                                            where))
+            except Exception as exc:  # noqa: BLE001 - a decoder bug must not kill the query
+                items.append(Quarantined(key.decode(errors="replace") if key else UNKNOWN_CLUSTER,
+                                         where, 0, f"could not decode {where}: {type(exc).__name__}: {exc}",
+                                         bytes(value or b"")[:1024]))
+        yield event_rows.to_record_batch(items)
+
+
+def kafka_stream(spark, entry: dict):
+    """One `sources.kafka` entry as event rows."""
+    reader = (spark.readStream.format("kafka")
+              .option("kafka.bootstrap.servers", entry["bootstrap_servers"])
+              .option("subscribe", entry["topic"])
+              .option("startingOffsets", entry.get("starting_offsets") or "earliest")
+              .option("includeHeaders", "true")
+              # retention deleting messages not yet read is reported, not fatal: the auditor
+              # sees the offsets jump
+              .option("failOnDataLoss", "false"))
+    if entry.get("max_offsets_per_trigger"):
+        reader = reader.option("maxOffsetsPerTrigger", str(entry["max_offsets_per_trigger"]))
+    for key, value in (entry.get("options") or {}).items():  # e.g. kafka.security.protocol
+        reader = reader.option(key, str(value))
+    return (reader.load().select("key", "value", "headers", "topic", "partition", "offset")
+            .mapInArrow(_decode, event_rows.EVENT_DDL))

@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus jmx-exporter spark-kafka kafka kafka-matrix test-kafka-matrix test-bugs delta-spark demo demo-kafka test test-fast bench bench-scale clean
+.PHONY: install prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs delta-spark demo demo-kafka test test-fast bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -71,6 +71,21 @@ $(JMX_EXPORTER_CACHE)/.resolved: deploy/jmx-exporter/pom.xml
 	  -DoutputDirectory=$(CURDIR)/$(@D)
 	touch $@
 
+# The Spark operator's SparkApplication CRD into an ignored cache: its openAPIV3Schema (v1beta2)
+# checks the SparkApplication in deploy/kubernetes/ (tests/test_kubernetes_manifests.py, which
+# reads the version here). It comes from the operator's Go module (`go mod download`; the module
+# carries config/crd/bases/). The core Kubernetes schemas come with kubernetes-validate (pip).
+SPARK_OPERATOR_VERSION := v2.5.0
+SPARK_APP_CRD := .cache/k8s-schemas/spark-operator-$(SPARK_OPERATOR_VERSION)/sparkoperator.k8s.io_sparkapplications.yaml
+k8s-schemas: $(SPARK_APP_CRD)
+
+$(SPARK_APP_CRD):
+	@command -v go >/dev/null || { echo "k8s-schemas: go is needed (the CRD comes from the operator's Go module)"; exit 1; }
+	mkdir -p $(@D)
+	dir=$$(cd $(@D) && go mod download -json github.com/kubeflow/spark-operator/v2@$(SPARK_OPERATOR_VERSION) | \
+	  $(PYTHON) -c 'import json, sys; m = json.load(sys.stdin); sys.exit(m["Error"]) if "Error" in m else print(m["Dir"])') && \
+	  cp "$$dir/config/crd/bases/$(@F)" $@.tmp && chmod u+w $@.tmp && mv $@.tmp $@
+
 demo: install
 	$(BIN)/kraft-audit demo --workdir $(WORKDIR)
 
@@ -78,12 +93,13 @@ demo: install
 demo-kafka: install kafka
 	$(BIN)/python -m kraft_audit.realkafka.demo --workdir demo-kafka-out
 
-test: install prometheus kafka delta-spark spark-kafka
+test: install prometheus kafka delta-spark spark-kafka k8s-schemas
 	$(BIN)/python -m pytest -q
 
-# The contributors' loop: the tests that need no Spark, Kafka, Prometheus or Maven (pip alone), about 30 s.
+# The contributors' loop: the tests that need no Spark, Kafka, Prometheus or Maven (pip and the
+# Spark operator's CRD), about 30 s.
 FAST := not spark and not kafka and not cluster and not prometheus
-test-fast: install
+test-fast: install k8s-schemas
 	$(BIN)/python -m pytest -q -m "$(FAST)"
 
 # The real-cluster stories on the newest patch of every release line from 3.7 to 4.3, one

@@ -150,7 +150,9 @@ def test_spark_submit_builds_the_right_command():
 
 
 def test_kubernetes_manifest_matches_the_job(tmp_path):
-    config_map, app = yaml.safe_load_all((DEPLOY / "kubernetes" / "kraft-audit.yaml").read_text())
+    manifest = (DEPLOY / "kubernetes" / "kraft-audit.yaml").read_text()
+    docs = {d["kind"]: d for d in yaml.safe_load_all(manifest)}
+    config_map, app = docs["ConfigMap"], docs["SparkApplication"]
     assert app["apiVersion"] == "sparkoperator.k8s.io/v1beta2" and app["kind"] == "SparkApplication"
     spec = app["spec"]
     assert spec["type"] == "Python" and spec["sparkVersion"] == "4.2.0"

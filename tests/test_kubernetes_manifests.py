@@ -259,6 +259,16 @@ def test_the_spark_application_is_wired_to_its_objects():
     assert annotations["prometheus.io/port"] == str(port["port"])
 
 
+def ship_arguments(args: list[str]):
+    import argparse
+
+    from kraft_audit.cli import ship
+
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    ship.add_arguments(parser)
+    return parser.parse_args(args)
+
+
 def test_the_shipper_runs_beside_the_controller():
     kinds = by_kind("shipper-sidecar.yaml")
     [sts] = kinds["StatefulSet"]
@@ -271,10 +281,11 @@ def test_the_shipper_runs_beside_the_controller():
     # ship with the flags it takes, reading the controller's own metadata log
     assert ship["command"] == ["kraft-audit", "ship"]
     args = ship["args"]
+    parsed = ship_arguments(args)  # the real command's parser takes them
     flags = dict(zip(args[::2], args[1::2]))
-    assert list(flags) == ["--log-dir", "--bootstrap-servers", "--topic", "--metrics-port"]
-    assert flags["--topic"] == "kraft-metadata" and flags["--metrics-port"] == "9465"
-    assert flags["--bootstrap-servers"].endswith(":9092")
+    assert parsed.topic == "kraft-metadata" and parsed.metrics_port == 9465
+    assert parsed.metrics_host == "0.0.0.0" and parsed.only_node == 0
+    assert parsed.bootstrap_servers.endswith(":9092")
     env = {e["name"]: e.get("value") for e in kafka["env"]}
     assert env["KAFKA_PROCESS_ROLES"] == "controller"
     assert flags["--log-dir"] == f"{env['KAFKA_LOG_DIRS']}/__cluster_metadata-0"

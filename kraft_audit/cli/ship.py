@@ -28,6 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics-host", default="127.0.0.1", metavar="HOST")
     parser.add_argument("--metrics-port", type=int, default=9465, metavar="PORT",
                         help="serve the shipper's health here (0: any free port; -1: none)")
+    parser.add_argument("--only-node", type=int, metavar="ID",
+                        help="ship only when this log dir is node ID's (meta.properties node.id); "
+                             "otherwise stand by: one shipper per cluster, the same sidecar on "
+                             "every controller (two shippers of one cluster would interleave its "
+                             "offsets)")
     parser.add_argument("--producer-config", action="append", default=[], metavar="KEY=VALUE",
                         help="librdkafka settings, e.g. security.protocol=SSL (repeatable)")
 
@@ -55,7 +60,13 @@ def run(args: argparse.Namespace) -> int:
                                  f"{exc.strerror or exc}") from None
             print(f"metrics: http://{args.metrics_host}:{port}/metrics", file=sys.stderr, flush=True)
         install_signal_handlers(shipper)
-        shipper.run()
+        node = shipper.node_id()
+        if args.only_node is not None and node != args.only_node:
+            print(f"kraft-audit ship: standing by (this is node {node}, --only-node {args.only_node})",
+                  file=sys.stderr, flush=True)
+            shipper.stand_by()
+        else:
+            shipper.run()
     except ShipError as exc:
         raise RunFailed(str(exc)) from None
     print("kraft-audit ship: stopped", file=sys.stderr)

@@ -56,6 +56,7 @@ class ShipMetrics:
         self.bytes = counter("bytes", "Bytes acknowledged.")
         self.errors = Counter("kraft_audit_ship_errors", "Errors by kind.", ["cluster", "kind"],
                               registry=self.registry)
+        self.standby = gauge("standby", "1 while this shipper stands by (--only-node names another node).")
         self.cluster = cluster_id
 
 
@@ -128,6 +129,19 @@ class Shipper:
 
     def stop(self, *_signal) -> None:
         self._stop.set()
+
+    def node_id(self) -> int | None:
+        """The node whose log dir this is (meta.properties beside __cluster_metadata-0)."""
+        for d in (self.log_dir, self.log_dir.parent):
+            value = read_meta_properties(d).get("node.id")
+            if value is not None:
+                return int(value)
+        return None
+
+    def stand_by(self) -> None:
+        """Serve /metrics (standby 1) until stopped, shipping nothing."""
+        self.metrics.standby.set(1)
+        self._stop.wait()
 
     def serve_metrics(self, host: str, port: int) -> int:
         server, _thread = start_http_server(port, addr=host, registry=self.metrics.registry)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from kraft_audit.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, Batch, iter_batches
 from kraft_audit.codec.logdir import SNAPSHOT_RE, list_segments, list_snapshots, metadata_dir

@@ -145,3 +145,24 @@ def test_run_with_its_metrics_port_taken_is_a_one_line_usage_error(tmp_path, cle
                       "--metrics-port, or 0 for any free port)"]
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "cp").exists()  # nothing started
+
+
+def test_a_topic_partitions_log_dir_is_said_not_to_be_a_metadata_log(capsys, tmp_path):
+    """An ordinary topic partition (orders-0) given for a metadata log: one line saying so,
+    exit 2, and `run --once` makes no table or checkpoint before refusing it."""
+    from kraft_audit.codec.logdir import LogDirWriter
+
+    writer = LogDirWriter(tmp_path / "w", "x")
+    for i in range(3):
+        writer.append_values([b'{"order": %d}' % i], 1_700_000_000_000 + i)
+    writer.close()
+    orders = tmp_path / "orders-0"
+    orders.mkdir()
+    [segment] = (tmp_path / "w").rglob("*.log")
+    segment.rename(orders / segment.name)
+    for argv in (["check", orders], ["run", "--once", "--log-dir", orders, "--checkpoint", tmp_path / "ck",
+                                     "--tables", tmp_path / "tables", "--no-metrics"]):
+        code, _, err = exit_code(capsys, *argv)
+        assert code == 2 and err.count("\n") == 1
+        assert f"{orders} is not a KRaft metadata log (orders-0 looks like a topic partition's log dir)" in err
+    assert not (tmp_path / "ck").exists() and not (tmp_path / "tables").exists()

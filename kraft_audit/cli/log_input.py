@@ -49,6 +49,10 @@ class Tally:
         if self.records:
             return
         if self.quarantined:
+            from kraft_audit.codec.logdir import not_a_metadata_log
+
+            if Path(self.path).is_dir() and (reason := not_a_metadata_log(self.path)):
+                raise UsageError(reason)
             raise UsageError(f"no usable record in {self.path}: {self.quarantined} unreadable "
                              f"part(s) quarantined (first: {self.first_reason})")
         raise UsageError(f"{self.path} holds no metadata record")

@@ -134,6 +134,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"kraft-audit run: {path} holds no metadata record yet", file=sys.stderr)
     if once and empty and len(empty) == len(cfg["sources"]["log_dirs"]) + len(cfg["sources"]["dump_logs"]):
         raise UsageError("nothing to audit: " + ", ".join(empty) + " hold(s) no metadata log")
+    from kraft_audit.codec.logdir import not_a_metadata_log
+
+    for entry in cfg["sources"]["log_dirs"]:  # said before Spark starts or any table is made
+        if reason := not_a_metadata_log(entry["path"]):
+            raise UsageError(reason)
     fresh = not (Path(cfg["checkpoint"]) / "commits").is_dir()
     _log_progress()
     from kraft_audit.spark.job import AuditJob, MetricsPortUnavailable, summary

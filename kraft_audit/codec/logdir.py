@@ -13,6 +13,7 @@ endOffset - 1. Records inside a snapshot carry the snapshot's own offsets
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import uuid
@@ -111,6 +112,32 @@ def read_file_events(
             yield from batch_events(item, cluster_id, path.name)
         else:
             yield problem_to_quarantined(item, cluster_id, path.name)
+
+
+def not_a_metadata_log(path: str | os.PathLike, batches: int = 20) -> str | None:
+    """Why `path` is not a KRaft metadata log, judged from the first batches of its oldest
+    segment: records there that all fail as metadata records (an ordinary topic partition's
+    log: its values are not framed as metadata records). None when it may well be one."""
+    directory = metadata_dir(path)
+    segments = list_segments(directory)
+    if not segments:
+        return None
+    with open(segments[0][1], "rb") as f:
+        buf = f.read(1 << 20)
+    problems: list[Quarantined] = []
+    for item in itertools.islice((b for b in iter_batches(buf) if isinstance(b, Batch)), batches):
+        for event in batch_events(item, "", segments[0][1].name):
+            if isinstance(event, MetadataEvent) and event.kind == "record":
+                return None
+            if isinstance(event, Quarantined):
+                problems.append(event)
+    if not problems:
+        return None
+    hint = (f" ({directory.name} looks like a topic partition's log dir)"
+            if directory.name != METADATA_DIR else "")
+    return (f"{path} is not a KRaft metadata log{hint}: the records of {segments[0][1].name} are "
+            f"not metadata records ({problems[0].reason}); give the controller's "
+            f"{METADATA_DIR} directory or the directory holding it")
 
 
 def missing_start(next_offset: int, first_offset: int) -> str:

@@ -19,9 +19,6 @@ from kraft_audit.events import Quarantined
 from kraft_audit.sideinputs.registrations import UNKNOWN_CLUSTER
 from kraft_audit.spark import event_rows
 
-# The Kafka connector for Spark 4.2 (Scala 2.13), resolved by `make spark-kafka`.
-SPARK_KAFKA_VERSION = "4.2.0"
-SPARK_KAFKA_PACKAGE = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{SPARK_KAFKA_VERSION}"
 
 
 def message_events(key: bytes | None, value: bytes | None, headers: dict[str, bytes],
@@ -43,6 +40,13 @@ def message_events(key: bytes | None, value: bytes | None, headers: dict[str, by
     return items
 
 
+# Event rows per Arrow batch handed back to Spark: a message is a whole KRaft batch (up to
+# thousands of records), so a batch of messages is cut by the events it makes.
+EVENTS_PER_CHUNK = 5000
+# Messages per micro-batch unless the entry says (the file source's bound is in records).
+DEFAULT_MAX_OFFSETS_PER_TRIGGER = 2000
+
+
 def _decode(batches):
     """mapInArrow: (key, value, headers, topic, partition, offset) rows → event rows.
     Never raises on content: what cannot be read becomes a quarantine row."""
@@ -60,7 +64,11 @@ def _decode(batches):
                 items.append(Quarantined(key.decode(errors="replace") if key else UNKNOWN_CLUSTER,
                                          where, 0, f"could not decode {where}: {type(exc).__name__}: {exc}",
                                          bytes(value or b"")[:1024]))
-        yield event_rows.to_record_batch(items)
+            if len(items) >= EVENTS_PER_CHUNK:
+                yield event_rows.to_record_batch(items)
+                items = []
+        if items:
+            yield event_rows.to_record_batch(items)
 
 
 def kafka_stream(spark, entry: dict):
@@ -73,8 +81,8 @@ def kafka_stream(spark, entry: dict):
               # retention deleting messages not yet read is reported, not fatal: the auditor
               # sees the offsets jump
               .option("failOnDataLoss", "false"))
-    if entry.get("max_offsets_per_trigger"):
-        reader = reader.option("maxOffsetsPerTrigger", str(entry["max_offsets_per_trigger"]))
+    reader = reader.option("maxOffsetsPerTrigger", str(entry.get("max_offsets_per_trigger")
+                                                        or DEFAULT_MAX_OFFSETS_PER_TRIGGER))
     for key, value in (entry.get("options") or {}).items():  # e.g. kafka.security.protocol
         reader = reader.option(key, str(value))
     return (reader.load().select("key", "value", "headers", "topic", "partition", "offset")

@@ -22,8 +22,8 @@ from kraft_audit.outputs import BrokerRow, ClusterGauges, ConditionChange, Parti
 from kraft_audit.replay.conditions import LEADERLESS, UNDER_MIN_ISR, condition_mask
 from kraft_audit.replay.partition import RECOVERED, RECOVERING, Partition
 from kraft_audit.replay.settings import MV_4_0_IV1, CoreSettings
-from kraft_audit.replay.state import (MIN_ISR, TOPIC_RESOURCE, UNCLEAN_ELECTION, ClusterState,
-                                      ReplayError)
+from kraft_audit.replay.state import (MIN_ISR, TOPIC_RESOURCE, UNCLEAN_ELECTION,
+                                      UNKNOWN_BEFORE_HISTORY, ClusterState, ReplayError)
 from kraft_audit.rules.catalog import Catalog, RuleSpec
 from kraft_audit.rules.check import BatchInfo, BrokerChange, Check, Registered, RegistrationMatch
 from kraft_audit.rules.elections import elected_leader, is_unclean_election
@@ -37,8 +37,6 @@ _PARTITION_TYPES = frozenset(PARTITION_RECORDS)
 _FENCING_TYPES = frozenset({"FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD"})
 _BROKER_TYPES = frozenset({"REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD",
                            "UNFENCE_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"})
-# input problems that only mean "created before a partial log starts"
-_UNKNOWN_BEFORE_HISTORY = frozenset({"unknown-broker", "unknown-topic", "unknown-partition"})
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
@@ -54,7 +52,9 @@ class AuditOutput:
 
 
 class Auditor:
-    active_controller: int = -1  # class default: states stored before it was kept restore with it
+    # class defaults: states stored before these were kept restore with them
+    active_controller: int = -1
+    log_start_known: bool = False
 
     def __init__(self, catalog: Catalog, settings: CoreSettings | Mapping[str, Any] | None = None,
                  emit_cluster_findings: bool = True):
@@ -73,6 +73,7 @@ class Auditor:
         self.elr_elections_total = 0
         self.unclean_recovery_finished_total = 0
         self.active_controller = -1  # leader of the newest LeaderChange control record
+        self.log_start_known = False  # where the input starts was judged (partial or whole)
         self._watch = Watch()  # conditions per partition and the gauges counted from them
         self._topology_blob: bytes | None = None  # stored form of the state but its partitions; None = changed
         self._pending_requests: dict[tuple[int, str], tuple[dict, int]] = {}
@@ -127,8 +128,8 @@ class Auditor:
                 if batch is None:
                     self._batch = BatchInfo(event.batch_base_offset, event.batch_last_offset)
                 self._batch_event = event
-                if self.last_offset < 0 and offset > 0 and not event.source.endswith(".checkpoint"):
-                    self.state.history_from = offset  # the log starts mid-history
+                if self.last_offset < 0 and not self.log_start_known:
+                    self.note_log_start(offset, event.source)
                 self.last_offset = offset
                 progressed = True
                 if event.timestamp_ms > self.clock_ms:
@@ -140,6 +141,14 @@ class Auditor:
         self._close_batch()  # input comes in whole batches; one not closed by its end ended here
         self._expire_pending(self.clock_ms)
         return out
+
+    def note_log_start(self, offset: int, source: str) -> None:
+        """Where the input starts, before its first record is applied (the Spark shell says
+        it when records it drops before the core, NoOps, came first): after offset 0 and
+        not from a snapshot, the log is partial and what came before is unknown."""
+        if offset > 0 and not source.endswith(".checkpoint"):
+            self.state.history_from = offset
+        self.log_start_known = True
 
     def expire(self, now_ms: int) -> AuditOutput:
         """Settle pending registration matches as if event time had reached now_ms."""
@@ -167,6 +176,7 @@ class Auditor:
         g.metadata_version = state.metadata_version or 0
         g.features = dict(sorted(state.features.items()))
         g.min_insync_replicas, g.min_isr_source = state.cluster_min_isr()
+        g.history_from_offset = -1 if state.history_from is None else state.history_from
         return g
 
     def _by_topic_name(self, counts: dict[str, int]) -> dict[str, int]:
@@ -611,7 +621,7 @@ class Auditor:
     def _input_problem(self, event: MetadataEvent, problem: ReplayError, quarantine: bool) -> None:
         cluster_scoped = problem.key is None
         start = self.state.history_from
-        if start is not None and problem.code in _UNKNOWN_BEFORE_HISTORY:
+        if start is not None and problem.code in UNKNOWN_BEFORE_HISTORY:
             # not a broken log: what it names was created before the part we have
             if quarantine:
                 self._quarantine(event, f"created before this log's first record (no snapshot "

@@ -132,6 +132,9 @@ class ClusterGauges:
     # (nothing said it: Kafka's default 1 is taken, and every view says so)
     min_insync_replicas: int = 1
     min_isr_source: str = "assumed"
+    # the first offset of a log that starts mid-history (no snapshot), as this auditor saw
+    # it; -1: the whole history. (A cluster's: the smallest over its buckets.)
+    history_from_offset: int = -1
 
 
 # ClusterGauges fields that are the same in every bucket of a cluster: not summed

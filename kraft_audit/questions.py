@@ -86,6 +86,17 @@ def read_rows(tables_root: str, table: str, columns: list[str] | None = None) ->
         return []
 
 
+def partial_logs(tables: str, cluster: str | None = None) -> list[str]:
+    """A line per cluster whose log starts mid-history (its gauges say where)."""
+    starts: dict[str, int] = {}
+    for row in read_rows(tables, "gauges"):
+        start = row.get("history_from_offset")
+        if start is not None and start >= 0 and cluster in (None, row["cluster_id"]):
+            starts[row["cluster_id"]] = min(start, starts.get(row["cluster_id"], start))
+    return [f"# partial log: cluster {c}'s log starts at offset {n} without a snapshot; what was "
+            "created before it is unknown" for c, n in sorted(starts.items())]
+
+
 def newest_record_ms(tables_root: str) -> dict[str, int]:
     """Each cluster's newest record time (CreateTime), from the `gauges` table:
     the same `last_timestamp_ms` that `check` and /metrics report."""

@@ -343,6 +343,11 @@ def test_check_and_run_quarantine_the_same_rows(spark, tmp_path, capsys):
     assert main(["run", "--once", "--log-dir", str(log.parent), "--checkpoint", str(tmp_path / "ck"),
                  "--tables", str(tmp_path / "tables"), "--no-metrics", "--set", "audit.buckets=3"]) == 0
     ran = table({"tables": str(tmp_path / "tables")}, "quarantine")
+    # every view says the log is partial: run's summary, query
+    partial = f"# partial log: cluster later's log starts at offset {cut.offset} without a snapshot"
+    assert partial in capsys.readouterr().out
+    assert main(["query", str(tmp_path / "tables"), "violations"]) == 0
+    assert partial in capsys.readouterr().err
 
     def rows(qs):
         return sorted((q["source"], q["position"], q["offset"], q["reason"]) for q in qs)

@@ -25,6 +25,7 @@ from kraft_audit.cli.views import (NOTHING, SnapshotPlaces, absolute_offsets, id
                                    leader_text, parse_iso_utc, print_table as print_columns)
 from kraft_audit.events import MetadataEvent
 from kraft_audit.replay import ClusterState, CoreSettings, ReplayError
+from kraft_audit.replay.state import UNKNOWN_BEFORE_HISTORY
 from kraft_audit.replay.conditions import LEADERLESS, UNDER_MIN_ISR, condition_mask
 from kraft_audit.replay.partition import RECOVERING, Partition, recovery_state_name
 from kraft_audit.replay.settings import METADATA_VERSION
@@ -116,18 +117,29 @@ def replay(path: Path, cluster_id: str | None, at_offset: int | None,
     """The state after the log (or after `at_offset`); UsageError when no record was usable."""
     state = ClusterState(settings or CoreSettings())
     tally = Tally(path)
-    applied = 0
+    applied = unknown = 0
     for event in events_of(path, cluster_id, tally):
         if not isinstance(event, MetadataEvent):
             continue
         if at_offset is not None and event.offset > at_offset:
             break
+        if not applied and event.offset > 0 and not event.source.endswith(".checkpoint"):
+            state.history_from = event.offset  # the log starts mid-history
         try:
             state.apply(event)
             applied += 1
-        except (ReplayError, KeyError, TypeError, ValueError) as exc:
+        except ReplayError as exc:
+            if state.history_from is not None and exc.code in UNKNOWN_BEFORE_HISTORY:
+                unknown += 1  # created before the log's first record: not a broken log
+            else:
+                print(f"skipped offset {event.offset}: {exc}", file=sys.stderr)
+        except (KeyError, TypeError, ValueError) as exc:
             print(f"skipped offset {event.offset}: {exc}", file=sys.stderr)
     _require_applied(path, tally, applied, at_offset)
+    if state.history_from is not None:
+        print(f"# partial log: it starts at offset {state.history_from} without a snapshot; "
+              f"{unknown} records about brokers, topics and partitions created before it were "
+              "skipped (unknown, not wrong)", file=sys.stderr)
     return state
 
 

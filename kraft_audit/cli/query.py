@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import sys
 
 from kraft_audit.cli import views
 from kraft_audit.cli.views import duration
@@ -141,8 +142,13 @@ def run(args: argparse.Namespace) -> int:
         for row in rows:
             print(json.dumps(row, default=_json_default))
     else:
+        from kraft_audit.questions import partial_logs
+
+        for line in partial_logs(args.tables, getattr(args, "cluster", None)):
+            print(line, file=sys.stderr)
         print_table(rows, columns)
     return 0
+
 
 
 def _catalog_ids() -> set[str]:

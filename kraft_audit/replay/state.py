@@ -29,6 +29,10 @@ UNCLEAN_ELECTION = "unclean.leader.election.enable"
 PartitionKey = tuple[str, int]
 
 
+# ReplayError codes that only mean "created before a partial log starts"
+UNKNOWN_BEFORE_HISTORY = frozenset({"unknown-broker", "unknown-topic", "unknown-partition"})
+
+
 class ReplayError(Exception):
     """A record the state cannot apply; `code` names the input.* rule it breaks."""
 

@@ -288,7 +288,7 @@ class AuditJob:
 def summary(cfg: dict, writer: BatchWriter) -> str:
     """What this run did and what the tables hold now: a merge table holds fewer rows
     than were written to it (a row per key), and an earlier run's rows are there too."""
-    from kraft_audit.questions import MissingTable, count_rows
+    from kraft_audit.questions import MissingTable, count_rows, partial_logs
 
     ids = f" (batch ids {writer.first_batch_id}..{writer.last_batch_id})" if writer.batches else ""
     lines = [f"micro-batches this run: {writer.batches}{ids}",
@@ -300,7 +300,7 @@ def summary(cfg: dict, writer: BatchWriter) -> str:
             held = "-"
         lines.append(f"  {table:<18} {writer.totals.get(table, 0):>8} {held:>9}  "
                      f"{os.path.join(cfg['tables'], table)}")
-    return "\n".join(lines)
+    return "\n".join(lines + partial_logs(cfg["tables"]))
 
 
 def _tables_in(root: str) -> list[str]:

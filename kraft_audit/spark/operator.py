@@ -388,6 +388,12 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
     ordered, held = interleave(records, held + side, auditor.clock_ms,
                                release_all=timed_out or log_caught_up)
     last_applied_before = auditor.last_offset
+    if last_applied_before < 0 and dropped_noops and not auditor.log_start_known:
+        # the input's first record may be a NoOp dropped above: the log starts there
+        first = min((e for e in records if isinstance(e, MetadataEvent) and e.offset >= 0),
+                    key=lambda e: e.offset, default=None)
+        if first is None or min(dropped_noops) < first.offset:
+            auditor.note_log_start(min(dropped_noops), first.source if first else "")
     out = auditor.process(ordered)
     if timed_out:
         # No input for a while: settle what waits for input that is not coming.

@@ -186,6 +186,7 @@ GAUGES = pa.schema(
         _f("features", pa.map_(pa.string(), pa.int32())),
         _f("min_insync_replicas", pa.int32()),
         _f("min_isr_source", pa.string()),  # log | setting | assumed
+        _f("history_from_offset", pa.int64()),  # a log starting mid-history: its first offset; -1
         _BATCH_ID,
     ]
 )

@@ -1,5 +1,7 @@
 """`make demo-kafka`: a real three-broker Kafka 4.3.1 cluster on loopback through a short
-fault story, audited live by the streaming job while it happens.
+fault story, audited live by the streaming job while it happens, in the fleet layout:
+`kraft-audit ship` beside the controller produces its metadata log to a topic, which
+the job reads with Spark's own Kafka source.
 
 The story: acks=all traffic on a topic of replication factor 3 and min.insync.replicas 2;
 broker 2 stops cleanly and comes back; broker 3 is killed (-9) and comes back; brokers 2
@@ -22,6 +24,7 @@ from kraft_audit.realkafka.cluster import KafkaCluster, wait_until
 from kraft_audit.realkafka.live_audit import LiveAudit
 
 TOPIC = "payments"
+SHIP_TOPIC = "kraft-metadata"
 VERSION = "4.3.1"
 
 
@@ -39,15 +42,16 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from kraft_audit.spark.session import build_session
 
-    spark = build_session("local[2]", app_name="kraft-audit-demo-kafka")
+    spark = build_session("local[2]", app_name="kraft-audit-demo-kafka", kafka_source=True)
     cluster = KafkaCluster(VERSION, workdir / "kafka", brokers=3, request_log_level="TRACE")
     live = producer = None
     try:
         step(f"Kafka {VERSION}: controller 100, brokers 1-3 on 127.0.0.1")
         cluster.start()
-        live = LiveAudit(spark, cluster, workdir / "audit")
-        print(f"   the streaming job tails {cluster.metadata_log_dir.name} and the controller's "
-              f"request log; /metrics on 127.0.0.1:{live.job.metrics_port}")
+        live = LiveAudit(spark, cluster, workdir / "audit", via_topic=SHIP_TOPIC)
+        print(f"   kraft-audit ship produces {cluster.metadata_log_dir.name} to topic {SHIP_TOPIC} "
+              f"(its /metrics on 127.0.0.1:{live.shipper.port}); the streaming job reads the topic "
+              f"and tails the controller's request log; /metrics on 127.0.0.1:{live.job.metrics_port}")
         cluster.tools.create_topic(TOPIC, partitions=3, replication_factor=3,
                                    configs={"min.insync.replicas": "2"})
         producer = cluster.tools.start_producer(TOPIC, per_second=200)

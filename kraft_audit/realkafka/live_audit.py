@@ -12,15 +12,28 @@ from kraft_audit.realkafka.cluster import KafkaCluster, free_port, wait_until
 
 class LiveAudit:
     """`kraft-audit run` on the cluster's live metadata log (and the controller's request log
-    when the cluster logs requests at TRACE), with /metrics on a free loopback port."""
+    when the cluster logs requests at TRACE), with /metrics on a free loopback port.
+    `via_topic`: the fleet layout instead: `kraft-audit ship` beside the controller produces
+    the log to that topic of the cluster, which the job reads with Spark's Kafka source."""
 
-    def __init__(self, spark, cluster: KafkaCluster, workdir: Path, trigger: str = "2 seconds"):
+    def __init__(self, spark, cluster: KafkaCluster, workdir: Path, trigger: str = "2 seconds",
+                 via_topic: str | None = None):
         from kraft_audit.config import load_config
         from kraft_audit.spark.job import AuditJob
 
         self.cluster = cluster
         self.tables = workdir / "tables"
-        overrides = {"sources.log_dirs": str(cluster.metadata_log_dir),
+        self.shipper = None
+        if via_topic is not None:
+            from kraft_audit.realkafka.ship_process import ShipProcess, create_topic
+
+            create_topic(cluster, via_topic)
+            self.shipper = ShipProcess(cluster, workdir / "ship-logs", via_topic)
+            self.shipper.start()
+            source = {"sources.kafka": [{"bootstrap_servers": cluster.bootstrap, "topic": via_topic}]}
+        else:
+            source = {"sources.log_dirs": str(cluster.metadata_log_dir)}
+        overrides = {**source,
                      "checkpoint": str(workdir / "checkpoint"), "tables": str(self.tables),
                      "trigger.interval": trigger, "audit.buckets": 2,
                      "metrics.port": free_port()}
@@ -41,6 +54,8 @@ class LiveAudit:
                 pass
             self.query.stop()
         self.job.metrics.stop_servers()
+        if self.shipper is not None:
+            self.shipper.stop()
 
     def failed(self) -> str | None:
         exc = self.query.exception()

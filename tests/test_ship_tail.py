@@ -95,3 +95,24 @@ def test_a_torn_tail_is_waited_for_and_garbage_is_shipped_for_quarantine(tmp_pat
     garbage = second[-1]
     assert (garbage.records, garbage.value, garbage.position) == (0, b"\x7f" * 300, len(data))
     assert tail.log_end_offset() == garbage.next_offset
+
+
+def test_a_segment_deleted_before_it_was_shipped_goes_on_from_the_newest_snapshot(tmp_path):
+    """Retention outran the shipper: its segment is gone; it ships the newest snapshot and
+    the segments after it, as the file readers do."""
+    simulate(load_scenario("chaos"), tmp_path / "log", seed=1)  # segments and snapshots
+    log = tmp_path / "log" / METADATA_DIR
+    segments = list_segments(log)
+    snapshots = sorted(log.glob("*.checkpoint"))
+    assert len(segments) >= 2 and snapshots
+    tail = LogTail(log)
+    first = tail.poll(max_bytes=4_000)  # a few batches of the first segment
+    assert first and first[-1].file == segments[0][1].name
+    segments[0][1].unlink()  # retention deletes it, with the shipper in the middle of it
+    rest = drain(tail)
+    newest = snapshots[-1].name
+    assert rest[0].kind == "snapshot" and rest[0].file == newest
+    assert {s.file for s in rest if s.kind == "segment"} <= {p.name for _, p in segments[1:]}
+    # the segments' records it shipped are the log's from the snapshot's end offset on
+    end = int(newest[:20])
+    assert [r for r in decoded(rest) if r[0] >= end] == [r for r in log_records(log.parent) if r[0] >= end]

@@ -145,14 +145,22 @@ class LogTail:
         (False when a batch is still being written or the budget ran out)."""
         path = self.dir / self.file
         snapshot = SNAPSHOT_RE.match(self.file) is not None
-        try:
-            with open(path, "rb") as f:
-                f.seek(self.position)
-                buf = f.read(max(budget, 1 << 20))
-                size = os.fstat(f.fileno()).st_size
-        except FileNotFoundError:
-            self.file = None
-            return [], False
+        want = max(budget, HEADER_SIZE)
+        while True:  # at least one whole batch, however big, unless the file ends first
+            try:
+                with open(path, "rb") as f:
+                    f.seek(self.position)
+                    buf = f.read(want)
+                    size = os.fstat(f.fileno()).st_size
+            except FileNotFoundError:
+                self.file = None
+                return [], False
+            first = next(iter_batches(buf, base_position=self.position), None)
+            cut = (first is not None and first.__class__ is not Batch and first.at_tail
+                   and self.position + len(buf) < size)
+            if not cut:
+                break
+            want *= 4
         out: list[Shipment] = []
         pos = 0
         for item in iter_batches(buf, base_position=self.position):

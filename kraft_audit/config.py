@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
+from kraft_audit.errors import ConfigError  # noqa: F401 (exported here too)
 
 ENV_PREFIX = "KRAFT_AUDIT_"
 
@@ -84,10 +85,6 @@ def _nested(flat: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _INTERVAL_RE = re.compile(r"^\s*\d+(\.\d+)?\s*(ms|milliseconds?|s|seconds?|m|minutes?)\s*$")
-
-
-class ConfigError(ValueError):
-    """A configuration mistake, worded for the person who made it."""
 
 
 def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -21,14 +21,7 @@ from deltalake import DeltaTable, QueryBuilder
 
 from kraft_audit.replay.partition import RECOVERING, recovery_state_name
 from kraft_audit.rules.elections import is_unclean_election
-
-
-class MissingTable(LookupError):
-    """The tables root does not hold the table a question needs."""
-
-
-class UnknownName(LookupError):
-    """A topic, partition, cluster or rule named in a question is not in the tables."""
+from kraft_audit.errors import MissingTable, UnknownName  # noqa: F401 (exported here too)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from kraft_audit.events import MetadataEvent, Quarantined
 from kraft_audit.outputs import BrokerRow, ConditionChange, PartitionRow, Violation
 from kraft_audit.rules import load_catalog
 from kraft_audit.rules.catalog import Catalog
+from kraft_audit.errors import TimelineError  # noqa: F401 (exported here too)
 
 # what a broker event means for its replicas, derived from the broker's state before and after
 REGISTERED = "registered"
@@ -26,10 +27,6 @@ UNREGISTERED = "unregistered"
 FENCED = "fenced"
 UNFENCED = "unfenced"
 CONTROLLED_SHUTDOWN = "controlled shutdown"
-
-
-class TimelineError(ValueError):
-    """The log cannot give the timeline asked for (nothing decoded, no such topic or partition)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ import argparse
 import importlib.metadata
 import importlib
 import sys
+from kraft_audit.errors import RunFailed, UsageError  # noqa: F401 (exported here too)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
@@ -61,15 +62,6 @@ def main(argv: list[str] | None = None) -> int:
     except RunFailed as exc:
         print(f"kraft-audit {args.command}: {exc}", file=sys.stderr)
         return EXIT_FAILED
-
-
-class UsageError(Exception):
-    """A user mistake or an unusable input (bad option, missing or empty path,
-    nothing decodable, an unknown name): printed without a traceback."""
-
-
-class RunFailed(Exception):
-    """The command was asked the right thing but could not do it."""
 
 
 if __name__ == "__main__":

@@ -32,14 +32,11 @@ from kraft_audit.codec.schemas import (
     fields_for,
 )
 from kraft_audit.events import UNKNOWN_RECORD
+from kraft_audit.errors import RecordDecodeError  # noqa: F401 (exported here too)
 
 FRAME_VERSION = 1  # AbstractApiMessageSerde: any other frame version is rejected
 MAX_API_KEY_OR_VERSION = 32767
 UNKNOWN_TAGGED_FIELDS = "_unknownTaggedFields"
-
-
-class RecordDecodeError(ValueError):
-    """A record value that does not decode; the message says what and where."""
 
 
 # ---------------------------------------------------------------- decoding

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import base64
 import struct
+from kraft_audit.errors import WireError  # noqa: F401 (exported here too)
 
 INT16 = struct.Struct(">h")
 INT32 = struct.Struct(">i")
-
-
-class WireError(ValueError):
-    """Bytes that do not follow the Kafka wire format."""
 
 
 def _read_unsigned(buf, pos: int, max_shift: int, what: str) -> tuple[int, int]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kraft_audit.errors import ReplayError  # noqa: F401 (exported here too)
 from kraft_audit.events import MetadataEvent
 from kraft_audit.replay.partition import Partition
 from kraft_audit.replay.sharded import partition_table
@@ -31,17 +32,6 @@ PartitionKey = tuple[str, int]
 
 # ReplayError codes that only mean "created before a partial log starts"
 UNKNOWN_BEFORE_HISTORY = frozenset({"unknown-broker", "unknown-topic", "unknown-partition"})
-
-
-class ReplayError(Exception):
-    """A record the state cannot apply; `code` names the input.* rule it breaks."""
-
-    def __init__(self, code: str, message: str, key: PartitionKey | None = None,
-                 broker_id: int | None = None):
-        super().__init__(message)
-        self.code = code
-        self.key = key
-        self.broker_id = broker_id
 
 
 class Broker:

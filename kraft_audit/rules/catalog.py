@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import yaml
 
+from kraft_audit.errors import CatalogError  # noqa: F401 (exported here too)
 from kraft_audit.rules import registry
 from kraft_audit.rules.expr import ExpressionError, compile_expression
 from kraft_audit.rules.registry import (IMPLEMENTATIONS, ON_PARTITION, SCOPE_PARTITION, Finding,
@@ -26,10 +27,6 @@ KINDS = ("invariant", "transition", "condition")
 REQUIRED = ("id", "title", "kip", "severity", "kind", "description")
 ALLOWED = set(REQUIRED) | {"enabled", "parameters", "expression", "records", "message", "example"}
 USER_RECORDS = ("PARTITION_CHANGE_RECORD",)  # default for user rules: before is never None
-
-
-class CatalogError(ValueError):
-    pass
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import operator
 from typing import Any, Callable
 
 from kraft_audit.replay.partition import Partition
+from kraft_audit.errors import ExpressionError  # noqa: F401 (exported here too)
 
 PARTITION_FIELDS = frozenset(Partition.__slots__)
 EVENT_FIELDS = frozenset({"offset", "type", "version", "timestamp_ms", "batch_base_offset",
@@ -37,10 +38,6 @@ _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
             ast.Is: operator.is_, ast.IsNot: operator.is_not}
 
 Env = dict[str, Any]
-
-
-class ExpressionError(ValueError):
-    pass
 
 
 def compile_expression(text: str, parameters: dict[str, Any] | None = None) -> Callable[[Env], Any]:

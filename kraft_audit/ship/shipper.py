@@ -24,16 +24,13 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 
 from kraft_audit.codec.logdir import read_meta_properties
 from kraft_audit.ship.tail import LogTail, Resume, Shipment
+from kraft_audit.errors import ShipError  # noqa: F401 (exported here too)
 
 log = logging.getLogger("kraft_audit.ship")
 
 # A KRaft batch is at most 8 MiB (the controller's max batch size); the topic needs
 # max.message.bytes at least that for the rare big one.
 MAX_MESSAGE_BYTES = 8 << 20
-
-
-class ShipError(RuntimeError):
-    """The shipper cannot go on: Kafka refused a batch, or the topic cannot be read."""
 
 
 class ShipMetrics:

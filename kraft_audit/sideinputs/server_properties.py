@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from kraft_audit.errors import PropertiesError  # noqa: F401 (exported here too)
 
 MIN_ISR = "min.insync.replicas"
-
-
-class PropertiesError(ValueError):
-    """A server.properties that cannot say min.insync.replicas."""
 
 
 def read_properties(path: str | Path) -> dict[str, str]:

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from kraft_audit.sim.versions import LATEST, parse_metadata_version
+from kraft_audit.errors import ScenarioError  # noqa: F401 (exported here too)
 
 BUILTIN_DIR = ("kraft_audit", "data/scenarios")  # package data
 
@@ -68,10 +69,6 @@ STEP_KINDS: dict[str, tuple[str | None, dict[str, tuple[type, bool]]]] = {
     ),
     "chaos": ("events", {"events": (int, True)}),
 }
-
-
-class ScenarioError(ValueError):
-    """A scenario that cannot be run: the message names where and why."""
 
 
 @dataclass

@@ -11,6 +11,7 @@ import glob
 import os
 import sys
 from pathlib import Path
+from kraft_audit.errors import DeltaJarsMissing  # noqa: F401 (exported here too)
 
 # The Delta Lake Spark connector (backend "delta-spark"). Maven Central serves
 # delta-spark_4.2_2.13 4.4.0 (no 4.4.1 jar, though PyPI has a 4.4.1 delta-spark).
@@ -35,11 +36,6 @@ DELTA_SESSION_CONF = {
 SPARK_KAFKA_VERSION = "4.2.0"
 SPARK_KAFKA_PACKAGE = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{SPARK_KAFKA_VERSION}"
 KAFKA_JARS_DIR = Path(__file__).resolve().parents[2] / ".cache" / "spark-kafka" / SPARK_KAFKA_VERSION
-
-
-class DeltaJarsMissing(RuntimeError):
-    """The connector's jars are not where `make delta-spark` puts them (or the Kafka
-    source's where `make spark-kafka` does)."""
 
 
 def spark_kafka_jars() -> list[str]:

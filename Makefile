@@ -91,7 +91,7 @@ demo: install
 
 # A real three-broker Kafka through a short fault story, audited live (about 3 minutes).
 demo-kafka: install kafka spark-kafka
-	$(BIN)/python -m kraft_audit.realkafka.demo --workdir demo-kafka-out
+	$(BIN)/python -m kraft_audit.testing.realkafka.demo --workdir demo-kafka-out
 
 test: install prometheus kafka delta-spark spark-kafka k8s-schemas
 	$(BIN)/python -m pytest -q

@@ -88,7 +88,7 @@ def main() -> int:
         print(f"log: {sum(p.stat().st_size for _, p in list_segments(log)) / 1e6:.1f} MB")
         records, size = read_alone(log)
 
-        from kraft_audit.realkafka.cluster import KafkaCluster
+        from kraft_audit.testing.realkafka.cluster import KafkaCluster
         from kraft_audit.spark.session import build_session
 
         with KafkaCluster(KAFKA_VERSION, root / "kafka", brokers=1) as cluster:

@@ -271,7 +271,7 @@ def kill_check(spark, work: Path, partitions: int, buckets: int, per_trigger: in
     run, and every record is applied, a duplicate or quarantined once."""
     from kraft_audit.config import load_config
     from kraft_audit.sim.bulk import BulkLog
-    from kraft_audit.spark.crash_check import comparable_rows, run_then_kill_9
+    from kraft_audit.testing.crash_check import comparable_rows, run_then_kill_9
     from kraft_audit.spark.job import AuditJob
 
     log = BulkLog(work / "log", partitions, fault_every=max(partitions // 40, 1))

@@ -4,7 +4,7 @@ what the cluster did is asserted from Kafka's own output, not from here."""
 from __future__ import annotations
 
 from kraft_audit.cli.describe import replay as replay_log
-from kraft_audit.realkafka.cluster import KafkaCluster, wait_until
+from kraft_audit.testing.realkafka.cluster import KafkaCluster, wait_until
 from kraft_audit.replay.state import ClusterState
 
 

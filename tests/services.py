@@ -10,7 +10,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from kraft_audit.realkafka.cluster import wait_until
+from kraft_audit.testing.realkafka.cluster import wait_until
 
 # The Kafka versions the real-cluster tests run: `make test` the newest of the 4 and 3 lines;
 # `make test-kafka-matrix` every release line (KRAFT_AUDIT_KAFKA_VERSIONS, comma-separated).

@@ -8,10 +8,10 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kraft_audit"
-CORE = ["events.py", "outputs.py", "audit.py", "watch.py", "snapshot.py",
-        "codec", "replay", "rules", "sideinputs", "sim"]
+CORE = ["events.py", "outputs.py", "audit.py", "watch.py", "snapshot.py", "errors.py",
+        "codec", "replay", "rules", "sideinputs", "sim", "ship/tail.py"]
 FORBIDDEN = ("pyspark", "deltalake", "delta", "matplotlib", "kraft_audit.cli", "kraft_audit.spark",
-             "kraft_audit.questions", "kraft_audit.timeline", "kraft_audit.realkafka")
+             "kraft_audit.questions", "kraft_audit.timeline", "kraft_audit.testing")
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -30,4 +30,12 @@ def test_the_core_imports_no_spark_delta_matplotlib_or_cli():
     assert len(files) > 30
     crossing = {f"{f.relative_to(PACKAGE)}: {m}" for f in files for m in imported_modules(f)
                 if any(m == bad or m.startswith(bad + ".") for bad in FORBIDDEN)}
+    assert crossing == set()
+
+
+def test_the_product_never_imports_the_test_harness():
+    """kraft_audit.testing (real Kafka clusters, crash checks) is for tests, benches and demos."""
+    product = [f for f in PACKAGE.rglob("*.py") if "testing" not in f.relative_to(PACKAGE).parts]
+    crossing = {f"{f.relative_to(PACKAGE)}: {m}" for f in product for m in imported_modules(f)
+                if m == "kraft_audit.testing" or m.startswith("kraft_audit.testing.")}
     assert crossing == set()

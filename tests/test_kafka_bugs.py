@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kraft_audit.realkafka import KafkaCluster, wait_until
-from kraft_audit.realkafka import oracles
-from kraft_audit.realkafka.cluster import elr_features, jmx_exporter_agent
-from kraft_audit.realkafka.jmx import CONTROLLER_METRICS, read_metrics
-from kraft_audit.realkafka.live_audit import LiveAudit
+from kraft_audit.testing.realkafka import KafkaCluster, wait_until
+from kraft_audit.testing.realkafka import oracles
+from kraft_audit.testing.realkafka.cluster import elr_features, jmx_exporter_agent
+from kraft_audit.testing.realkafka.jmx import CONTROLLER_METRICS, read_metrics
+from kraft_audit.testing.realkafka.live_audit import LiveAudit
 import kafka_waits
 from kafka_waits import replay
 from services import Service, free_port

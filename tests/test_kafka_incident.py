@@ -16,7 +16,7 @@ import pytest
 import kafka_waits
 from kraft_audit.cli import check
 from kraft_audit.cli.main import build_parser
-from kraft_audit.realkafka.cluster import (KafkaCluster, elr_features, elr_on_by_default, has_elr,
+from kraft_audit.testing.realkafka.cluster import (KafkaCluster, elr_features, elr_on_by_default, has_elr,
                                           wait_until)
 from promtool_cases import promtool_test
 from services import KAFKA_VERSIONS

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from kraft_audit.realkafka import KafkaCluster, ToolError, wait_until
-from kraft_audit.realkafka.cluster import (counts_elr_elections, counts_unclean_elections,
+from kraft_audit.testing.realkafka import KafkaCluster, ToolError, wait_until
+from kraft_audit.testing.realkafka.cluster import (counts_elr_elections, counts_unclean_elections,
                                            describes_elr, elr_features, has_elr, release)
-from kraft_audit.realkafka import oracles
-from kraft_audit.realkafka.jmx import BROKER_METRICS, CONTROLLER_METRICS, read_metrics
-from kraft_audit.realkafka.live_audit import LiveAudit
+from kraft_audit.testing.realkafka import oracles
+from kraft_audit.testing.realkafka.jmx import BROKER_METRICS, CONTROLLER_METRICS, read_metrics
+from kraft_audit.testing.realkafka.live_audit import LiveAudit
 from services import KAFKA_VERSIONS
 
 pytestmark = pytest.mark.kafka

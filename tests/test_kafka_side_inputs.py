@@ -19,7 +19,7 @@ from kraft_audit.events import KIND_RECORD, MetadataEvent, Quarantined
 from kraft_audit.rules import load_catalog
 from kraft_audit.sideinputs import read_inventories, read_registrations
 from kraft_audit.sideinputs.order import by_time, merge_by_time
-from kraft_audit.realkafka.cluster import KafkaCluster, elr_features, has_elr, release
+from kraft_audit.testing.realkafka.cluster import KafkaCluster, elr_features, has_elr, release
 import kafka_waits
 from services import KAFKA_VERSIONS
 

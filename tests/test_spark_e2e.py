@@ -24,7 +24,7 @@ from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import operator as op
 from kraft_audit.sideinputs import parse_inventory, read_registrations
-from kraft_audit.spark.crash_check import comparable_rows, run_then_kill_9
+from kraft_audit.testing.crash_check import comparable_rows, run_then_kill_9
 from kraft_audit.spark.job import AuditJob
 from services import wait_for
 

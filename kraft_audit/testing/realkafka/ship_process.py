@@ -9,7 +9,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from kraft_audit.realkafka.cluster import KafkaCluster, free_port, wait_until
+from kraft_audit.testing.realkafka.cluster import KafkaCluster, free_port, wait_until
 
 TOPIC = "kraft-metadata"
 

@@ -20,7 +20,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kraft_audit.realkafka.cluster import KafkaCluster
+from kraft_audit.testing.realkafka.cluster import KafkaCluster
 
 # --------------------------------------------------------------------------- dump-log
 

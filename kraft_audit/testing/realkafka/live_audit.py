@@ -7,7 +7,7 @@ from __future__ import annotations
 import urllib.request
 from pathlib import Path
 
-from kraft_audit.realkafka.cluster import KafkaCluster, free_port, wait_until
+from kraft_audit.testing.realkafka.cluster import KafkaCluster, free_port, wait_until
 
 
 class LiveAudit:
@@ -25,7 +25,7 @@ class LiveAudit:
         self.tables = workdir / "tables"
         self.shipper = None
         if via_topic is not None:
-            from kraft_audit.realkafka.ship_process import ShipProcess, create_topic
+            from kraft_audit.testing.realkafka.ship_process import ShipProcess, create_topic
 
             create_topic(cluster, via_topic)
             self.shipper = ShipProcess(cluster, workdir / "ship-logs", via_topic)

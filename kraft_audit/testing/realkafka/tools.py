@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kraft_audit.realkafka.cluster import KafkaCluster
+    from kraft_audit.testing.realkafka.cluster import KafkaCluster
 
 TOOL_JVM_OPTS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
                  "-Djava.awt.headless=true"]

@@ -237,7 +237,7 @@ class KafkaNode:
             args += ["--release-version", self.cluster.release_version]
         for name, level in self.cluster.features.items():
             args += ["--feature", f"{name}={level}"]
-        from kraft_audit.realkafka.tools import STORAGE_TOOL
+        from kraft_audit.testing.realkafka.tools import STORAGE_TOOL
 
         self.cluster.tools.run(STORAGE_TOOL, *args)
 
@@ -361,7 +361,7 @@ class KafkaCluster:
                  features: dict[str, int] | None = None, release_version: str | None = None,
                  request_log_level: str | None = None, request_log_roll_bytes: int = 50 << 20,
                  data_dirs_per_broker: int = 1, jmx_exporter: tuple[Path, Path] | None = None):
-        from kraft_audit.realkafka.tools import KafkaTools
+        from kraft_audit.testing.realkafka.tools import KafkaTools
 
         self.version = version
         self.jars = kafka_jars(version)

@@ -20,8 +20,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from kraft_audit.realkafka.cluster import KafkaCluster, wait_until
-from kraft_audit.realkafka.live_audit import LiveAudit
+from kraft_audit.testing.realkafka.cluster import KafkaCluster, wait_until
+from kraft_audit.testing.realkafka.live_audit import LiveAudit
 
 TOPIC = "payments"
 SHIP_TOPIC = "kraft-metadata"
@@ -29,7 +29,7 @@ VERSION = "4.3.1"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kraft_audit.realkafka.demo",
+    parser = argparse.ArgumentParser(prog="python -m kraft_audit.testing.realkafka.demo",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", default="demo-kafka-out",
                         help="Kafka's dirs and logs, the checkpoint and the Delta tables "

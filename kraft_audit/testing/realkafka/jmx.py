@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from kraft_audit.realkafka.tools import JMX_TOOL
+from kraft_audit.testing.realkafka.tools import JMX_TOOL
 
 if TYPE_CHECKING:
-    from kraft_audit.realkafka.cluster import KafkaNode
+    from kraft_audit.testing.realkafka.cluster import KafkaNode
 
 
 CONTROLLER_METRICS = {

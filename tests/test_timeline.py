@@ -413,3 +413,20 @@ def timeline_args(path, *bounds):
 
 def iso_ms(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds")
+
+
+def test_a_log_that_starts_mid_history_is_said_partial(tmp_path, capsys):
+    from kraft_audit.cli.main import main
+    from kraft_audit.codec.logdir import METADATA_DIR, read_log_dir
+    from kraft_audit.events import MetadataEvent
+
+    whole = Path(__file__).parent / "fixtures" / "kraft-real" / "Niloufar1171__LDI-POC"
+    [segment] = (whole / METADATA_DIR).glob("*.log")
+    cut = next(e for e in read_log_dir(whole)
+               if isinstance(e, MetadataEvent) and e.offset >= 2000 and e.offset == e.batch_base_offset)
+    later = tmp_path / METADATA_DIR
+    later.mkdir()
+    (later / f"{cut.offset:020d}.log").write_bytes(segment.read_bytes()[cut.position:])
+    main(["timeline", str(later), "--cluster-id", "c", "--topic", "TestTopicPatient",
+          "--partition", "0", "--out", str(tmp_path / "t.html")])
+    assert f"# partial log: it starts at offset {cut.offset} without a snapshot" in capsys.readouterr().err

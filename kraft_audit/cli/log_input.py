@@ -29,6 +29,7 @@ class Tally:
         self.quarantined = 0
         self.first_reason: str | None = None
         self.first_offset: int | None = None
+        self.first_source: str | None = None
         self.last_offset: int | None = None
 
     def count(self, items: Iterable[MetadataEvent | Quarantined]) -> Iterator[MetadataEvent | Quarantined]:
@@ -40,9 +41,16 @@ class Tally:
             else:
                 self.records += 1
                 if self.first_offset is None:
-                    self.first_offset = item.offset
+                    self.first_offset, self.first_source = item.offset, item.source
                 self.last_offset = item.offset
             yield item
+
+    def partial_note(self) -> str | None:
+        """A line saying the input starts mid-history (after offset 0, not at a snapshot)."""
+        if self.first_offset and self.first_offset > 0 and not (self.first_source or "").endswith(".checkpoint"):
+            return (f"# partial log: it starts at offset {self.first_offset} without a snapshot; "
+                    "what was created before it is unknown")
+        return None
 
     def require_records(self) -> None:
         """UsageError unless at least one record was read."""

@@ -17,6 +17,7 @@ log is still replayed, so the first state shown is the one in force then.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from kraft_audit.cli.log_input import Tally, read_path
@@ -103,6 +104,8 @@ def log_timeline(args: argparse.Namespace):
     except TimelineError:
         tally.require_records()  # nothing usable: the message every command gives
         raise
+    if note := tally.partial_note():
+        print(note, file=sys.stderr)
     return cut(timeline, finder, args) if windowed(args) else timeline
 
 

@@ -9,6 +9,8 @@
 #                     writes run on this host) or cluster
 #   DELTA_BACKEND     deltalake (default: delta-rs from the driver, pip only) or
 #                     delta-spark (Spark's Delta connector: fetches its jar with --packages)
+#   KAFKA_SOURCE      1: the job reads a shipper's topic (sources.kafka): Spark's Kafka
+#                     source, from .cache/spark-kafka (make spark-kafka) or --packages
 #   PYSPARK_PYTHON    the executors' Python, with the project's dependencies (default:
 #                     this host's python3, which must then exist at the same path on
 #                     every node); the package itself is shipped with --py-files
@@ -27,17 +29,32 @@ DELTA_BACKEND="${DELTA_BACKEND:-deltalake}"
 # Delta Lake 4.4 publishes one artifact per Spark line; this one is Spark 4.2 / Scala 2.13.
 DELTA_SPARK_PACKAGE="io.delta:delta-spark_4.2_2.13:4.4.0"  # Maven Central has no 4.4.1
 
+SPARK_KAFKA_PACKAGE="org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"
+
 args=(--master "$SPARK_MASTER" --deploy-mode "$DEPLOY_MODE" --name kraft-audit
       --conf spark.sql.session.timeZone=UTC)
+packages=()
 
 case "$DELTA_BACKEND" in
   deltalake) ;;
   delta-spark)
-    args+=(--packages "$DELTA_SPARK_PACKAGE"
-           --conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension
+    packages+=("$DELTA_SPARK_PACKAGE")
+    args+=(--conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension
            --conf spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog) ;;
   *) echo "DELTA_BACKEND must be deltalake or delta-spark, not '$DELTA_BACKEND'" >&2; exit 2 ;;
 esac
+
+if [[ "${KAFKA_SOURCE:-0}" == 1 ]]; then
+  kafka_jars=("$REPO"/.cache/spark-kafka/4.2.0/*.jar)
+  if [[ -e "${kafka_jars[0]}" ]]; then
+    args+=(--jars "$(IFS=,; echo "${kafka_jars[*]}")")
+  else
+    packages+=("$SPARK_KAFKA_PACKAGE")
+  fi
+fi
+if (( ${#packages[@]} )); then
+  args+=(--packages "$(IFS=,; echo "${packages[*]}")")
+fi
 
 # The package itself goes to the executors as a zip (the operator's code runs there).
 build="$(mktemp -d)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -19,7 +20,9 @@ import pyspark
 import pytest
 import yaml
 
+from kraft_audit.codec.logdir import read_log_dir
 from kraft_audit.config import load_config
+from kraft_audit.events import MetadataEvent
 from kraft_audit.questions import read_table
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
@@ -160,7 +163,7 @@ def contents(tables: str) -> dict[str, list[str]]:
     return out
 
 
-def submit(cluster: Standalone, config: Path, work: Path, python: str) -> Service:
+def submit(cluster: Standalone, config: Path, work: Path, python: str, **env_extra) -> Service:
     """deploy/spark-submit.sh --config CONFIG --once, as an operator runs it from
     the project's venv (its bin first on PATH: spark-submit, python3)."""
     work.mkdir(parents=True, exist_ok=True)
@@ -168,7 +171,7 @@ def submit(cluster: Standalone, config: Path, work: Path, python: str) -> Servic
                     SPARK_MASTER=cluster.url, PYSPARK_PYTHON=python,
                     SPARK_LOCAL_DIRS=str(work / "local"),
                     KRAFT_AUDIT_CHECKPOINT=str(work / "checkpoint"),
-                    KRAFT_AUDIT_TABLES=str(work / "tables"))
+                    KRAFT_AUDIT_TABLES=str(work / "tables"), **env_extra)
     return Service([REPO / "deploy" / "spark-submit.sh", "--config", config, "--once"],
                    work / "submit.log", env, cwd=work)
 
@@ -226,3 +229,51 @@ def test_spark_submit_on_a_standalone_cluster_with_a_worker_killed_mid_stream(
     # Spark reran the lost tasks on the other worker: the same findings, state and history
     assert got == local_tables
     assert local_tables["violations"] and local_tables["partition_history"]
+
+
+@pytest.mark.kafka
+def test_the_shippers_topic_audited_on_the_standalone_cluster(standalone, executor_python, spark,
+                                                              tmp_path):
+    """The fleet layout on the multi-process cluster: a real Kafka's controller log shipped
+    into a topic by `kraft-audit ship`, the job submitted with deploy/spark-submit.sh
+    (KAFKA_SOURCE=1) reading it on the executors; its tables equal a local run of the same
+    log's files."""
+    from kraft_audit.testing.crash_check import comparable_rows
+    from kraft_audit.testing.realkafka.cluster import KafkaCluster, wait_until
+    from kraft_audit.testing.realkafka.ship_process import TOPIC, ShipProcess, create_topic
+    from services import KAFKA_VERSIONS
+
+    with KafkaCluster(KAFKA_VERSIONS[0], tmp_path / "kafka", brokers=1) as kafka:
+        kafka.start()
+        create_topic(kafka)
+        kafka.tools.create_topic("orders", partitions=3, replication_factor=1)
+        kafka.tools.alter_config("topics", "orders", add={"min.insync.replicas": "1"})
+        shipper = ShipProcess(kafka, tmp_path / "ship-logs")
+        shipper.start()
+        end = max(e.offset for e in read_log_dir(kafka.metadata_log_dir) if isinstance(e, MetadataEvent))
+        wait_until("the log shipped", lambda: (shipper.metric("kraft_audit_ship_next_offset") or 0) > end, 60)
+        assert shipper.stop() == 0
+        shipped = end  # everything up to `end` was acknowledged before the shipper stopped
+        files = tmp_path / "files"
+        shutil.copytree(kafka.controller.metadata_dir, files, ignore=shutil.ignore_patterns("*.lock"))
+
+        config = tmp_path / "audit.yaml"
+        config.write_text(yaml.safe_dump({
+            "sources": {"kafka": [{"bootstrap_servers": kafka.bootstrap, "topic": TOPIC}]},
+            "audit": {"buckets": 2}, "metrics": {"enabled": False},
+            "spark": {"conf": {"spark.executor.memory": "512m", "spark.executor.cores": 1,
+                               "spark.cores.max": 2}}}))
+        standalone.wait_ready()
+        finish(submit(standalone, config, tmp_path / "work", executor_python, KAFKA_SOURCE="1"))
+
+    local = load_config(None, {"sources.log_dirs": str(files), "checkpoint": str(tmp_path / "lck"),
+                               "tables": str(tmp_path / "ltables"), "audit.buckets": 2,
+                               "metrics.enabled": False}, environ={})
+    assert AuditJob(local, spark=spark).run(available_now=True)
+
+    def upto(rows):  # the copy may hold a few NoOps more than were shipped: they write no row
+        return [r for r in rows if r.get("offset", -1) <= shipped and (r.get("start_offset") or 0) <= shipped]
+    for table in ("violations", "conditions", "partition_history", "partition_state", "brokers", "quarantine"):
+        assert upto(comparable_rows(str(tmp_path / "work" / "tables"), table)) == \
+            upto(comparable_rows(local["tables"], table)), table
+    assert upto(comparable_rows(local["tables"], "partition_history")), "orders' partitions were created"

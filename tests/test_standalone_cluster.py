@@ -231,8 +231,19 @@ def test_spark_submit_on_a_standalone_cluster_with_a_worker_killed_mid_stream(
     assert local_tables["violations"] and local_tables["partition_history"]
 
 
+@pytest.fixture
+def own_standalone(tmp_path_factory):
+    """A cluster of its own: the module's lost a worker on purpose in the test above."""
+    cluster = Standalone(tmp_path_factory.mktemp("standalone-kafka"))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 @pytest.mark.kafka
-def test_the_shippers_topic_audited_on_the_standalone_cluster(standalone, executor_python, spark,
+def test_the_shippers_topic_audited_on_the_standalone_cluster(own_standalone, executor_python, spark,
                                                               tmp_path):
     """The fleet layout on the multi-process cluster: a real Kafka's controller log shipped
     into a topic by `kraft-audit ship`, the job submitted with deploy/spark-submit.sh
@@ -263,8 +274,8 @@ def test_the_shippers_topic_audited_on_the_standalone_cluster(standalone, execut
             "audit": {"buckets": 2}, "metrics": {"enabled": False},
             "spark": {"conf": {"spark.executor.memory": "512m", "spark.executor.cores": 1,
                                "spark.cores.max": 2}}}))
-        standalone.wait_ready()
-        finish(submit(standalone, config, tmp_path / "work", executor_python, KAFKA_SOURCE="1"))
+        own_standalone.wait_ready()
+        finish(submit(own_standalone, config, tmp_path / "work", executor_python, KAFKA_SOURCE="1"))
 
     local = load_config(None, {"sources.log_dirs": str(files), "checkpoint": str(tmp_path / "lck"),
                                "tables": str(tmp_path / "ltables"), "audit.buckets": 2,

@@ -318,7 +318,7 @@ def _await_batch_boundary(query, poll_s: float = 0.1) -> None:
         try:
             if not query.status.get("isTriggerActive"):
                 return
-        except Exception:  # the query ended meanwhile
+        except Exception:  # noqa: BLE001 - the query ended meanwhile (a py4j error)
             return
         time.sleep(poll_s)
 

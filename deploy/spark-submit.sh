@@ -19,6 +19,10 @@
 #                     dependencies, shipped to the executors (instead of PYSPARK_PYTHON)
 #   SPARK_SUBMIT      the spark-submit to run (default: spark-submit on PATH)
 #   KRAFT_AUDIT_*     any job setting, e.g. KRAFT_AUDIT_METRICS_PORT=9464
+#
+# SIGTERM or SIGINT stops the job after its running micro-batch (the driver exits 0,
+# then this script, with spark-submit's status): see "Signals" below and
+# docs/operations.md, "Restarts".
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -80,4 +84,41 @@ fi
 export KRAFT_AUDIT_SPARK_MASTER=null
 export KRAFT_AUDIT_SINK_BACKEND="$DELTA_BACKEND"
 
-"$SPARK_SUBMIT" "${args[@]}" "$REPO/jobs/audit_job.py" "$@"
+# Signals. spark-submit runs in the background with its own process group (set -m), so
+# that a terminal's Ctrl-C reaches this script only, and this script waits for it:
+# the trap below then removes the zip. SIGTERM or SIGINT here goes to the Python driver
+# (jobs/audit_job.py, which writes its pid to $AUDIT_JOB_PID_FILE): it stops the query
+# after the running micro-batch, closes /metrics and exits 0; the spark-submit JVM then
+# exits with it, and so does this script, with spark-submit's status. A second signal
+# is forwarded too (the driver then exits at once, 143 or 130). Before the driver has
+# started, or in cluster mode (the driver runs elsewhere), the signal goes to
+# spark-submit itself.
+pid_file="$build/driver.pid"
+if [[ "$DEPLOY_MODE" == client ]]; then
+  export AUDIT_JOB_PID_FILE="$pid_file"
+fi
+set -m
+"$SPARK_SUBMIT" "${args[@]}" "$REPO/jobs/audit_job.py" "$@" &
+submit=$!
+set +m
+
+forward() {
+  local driver=""
+  [[ -s "$pid_file" ]] && driver="$(<"$pid_file")"
+  if [[ -n "$driver" ]] && kill -0 "$driver" 2>/dev/null; then
+    kill -s "$1" "$driver" 2>/dev/null || true
+  else
+    kill -s "$1" "$submit" 2>/dev/null || true
+  fi
+}
+trap 'forward TERM' TERM
+trap 'forward INT' INT
+trap 'forward TERM' HUP  # the terminal went away: stop as on SIGTERM
+
+status=0
+wait "$submit" || status=$?
+while kill -0 "$submit" 2>/dev/null; do  # wait was cut short by a forwarded signal
+  status=0
+  wait "$submit" || status=$?
+done
+exit "$status"

@@ -9,7 +9,9 @@ then --config FILE, then KRAFT_AUDIT_* environment variables, then flags.
 The checkpoint and tables go to ./kraft-audit-run/ unless --checkpoint and
 --tables say otherwise.
 
-Exit status: 0 done; 2 a usage error, or with --once an input with nothing to
+Exit status: 0 done, or stopped by SIGTERM/SIGINT (after the running micro-batch
+finishes; one line on stderr says so; a second signal exits at once with
+128 + its number); 2 a usage error, or with --once an input with nothing to
 audit (every log dir and dump-log empty) or, on a new checkpoint, no usable
 record; 3 the streaming query failed.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from pathlib import Path
 
@@ -151,8 +154,18 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if job.metrics_port:
         print(f"metrics: http://{cfg['metrics']['host']}:{job.metrics_port}/metrics", file=sys.stderr)
-    ok = job.run()
+    try:
+        ok = job.run()
+    finally:
+        job.close()  # the /metrics port is free again
     print(summary(cfg, job.writer))
+    if job.stopped_by is not None and ok:
+        last = job.writer.last_batch_id
+        print(f"{getattr(args, 'prog', 'kraft-audit run')}: stopped on "
+              f"{signal.Signals(job.stopped_by).name} at a micro-batch boundary ("
+              + (f"last committed batch {last}" if last is not None else "no batch this run")
+              + "; a restart with the same checkpoint continues from there)", file=sys.stderr)
+        return EXIT_OK
     if not ok:
         raise RunFailed(f"the streaming query failed: {job.query.exception()}")
     if once and fresh:

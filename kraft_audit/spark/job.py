@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections import defaultdict
@@ -241,6 +242,7 @@ class AuditJob:
             # A restart: counters continue from what the tables hold.
             metrics.restore(cfg["tables"], f"{cfg['sink']['app_id']}-{qid}")
         self.query = None
+        self.stopped_by: int | None = None  # the signal that stopped run()
 
     def start(self, available_now: bool | None = None):
         once = self.cfg["trigger"]["available_now"] if available_now is None else available_now
@@ -255,12 +257,25 @@ class AuditJob:
     def run(self, available_now: bool | None = None, timeout_s: float | None = None) -> bool:
         """Start and wait: until the data available now is audited
         (available_now), or until stopped (SIGINT/SIGTERM) or `timeout_s`.
-        Returns False if the query failed."""
+        Returns False if the query failed.
+
+        A first SIGINT or SIGTERM stops the query at a micro-batch boundary:
+        the loop lets the running micro-batch finish (its Delta writes and its
+        commit to the checkpoint) before calling query.stop(), which would
+        otherwise cancel the batch's jobs mid-way. `stopped_by` then holds the
+        signal. A second signal while stopping exits at once (128 + signal);
+        the batch it cuts short is replayed by the next run."""
         query = self.start(available_now)
         stop = threading.Event()
 
         def _stop(signum, _frame):
-            log.info("signal %d: stopping after the current micro-batch", signum)
+            if stop.is_set():
+                name = signal.Signals(signum).name
+                print(f"kraft-audit: {name} again while stopping: exiting now (the checkpoint "
+                      "replays the unfinished micro-batch)", file=sys.stderr, flush=True)
+                os._exit(128 + signum)
+            log.info("%s: stopping after the current micro-batch", signal.Signals(signum).name)
+            self.stopped_by = signum
             stop.set()
 
         previous = {}
@@ -277,12 +292,36 @@ class AuditJob:
                 except Exception as exc:  # the query failed: reported through query.exception()
                     log.error("streaming query failed: %s", str(exc).splitlines()[0])
                     break
+            if stop.is_set():
+                _await_batch_boundary(query)
             if query.isActive:
                 query.stop()
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         return query.exception() is None
+
+    def close(self) -> None:
+        """Close the /metrics server this job opened (the port is free again)."""
+        if self.metrics_port is not None and hasattr(self.metrics, "stop_servers"):
+            self.metrics.stop_servers()
+            self.metrics_port = None
+
+
+def _await_batch_boundary(query, poll_s: float = 0.1) -> None:
+    """Wait until no trigger is running (the micro-batch in flight has written
+    its tables and committed). query.stop() cancels a running batch's Spark
+    jobs; that batch would be replayed on restart (the writes are exactly
+    once), but stopping between batches leaves nothing to replay. A trigger
+    that starts in the instant between this check and stop() is cancelled and
+    replayed, which is safe for the same reason."""
+    while query.isActive:
+        try:
+            if not query.status.get("isTriggerActive"):
+                return
+        except Exception:  # noqa: BLE001 - the query ended meanwhile (a py4j error)
+            return
+        time.sleep(poll_s)
 
 
 def summary(cfg: dict, writer: BatchWriter) -> str:

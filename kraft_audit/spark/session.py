@@ -112,10 +112,35 @@ def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit"
     conf.update(extra_conf or {})
     for key, value in conf.items():
         builder = builder.config(key, value)
+    _launch_jvm_in_own_session({**conf, "spark.app.name": app_name,
+                                **({"spark.master": master} if master else {})})
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register_sources(spark)
     return spark
+
+
+def _launch_jvm_in_own_session(conf: dict[str, str]) -> None:
+    """Start the driver JVM as PySpark would, but in a session (and process group)
+    of its own, so that a signal to this process's group (`kill -TERM -PGID`, a
+    shell's `kill %1`, a terminal's Ctrl-C) reaches only this Python process,
+    which stops the query between micro-batches. In the same group, a SIGTERM
+    would end the JVM (and the query) under the running batch; PySpark itself
+    only makes the JVM ignore SIGINT. The JVM still ends with this process (it
+    exits when its stdin closes). Not under spark-submit, where the JVM is
+    already running (deploy/spark-submit.sh keeps group signals away from it)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    spark_conf = SparkConf(loadDefaults=False)
+    for key, value in conf.items():
+        spark_conf.set(key, value)
+    with SparkContext._lock:
+        if SparkContext._gateway is None:
+            SparkContext._gateway = launch_gateway(spark_conf, popen_kwargs={"start_new_session": True})
+            SparkContext._jvm = SparkContext._gateway.jvm
 
 
 def register_sources(spark) -> None:

@@ -7,18 +7,16 @@ receivers' URLs pointed at the local webhook."""
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 import yaml
 
-from kraft_audit.codec.logdir import METADATA_DIR, read_log_dir
 from kraft_audit.config import load_config
-from kraft_audit.events import MetadataEvent
 from kraft_audit.questions import read_table
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark.job import AuditJob
+from log_cuts import live_half
 from monitoring import PROMETHEUS_DIR, Webhook, alertmanager, instant, prometheus, ready
 from services import Service, wait_for
 
@@ -36,19 +34,10 @@ IMMEDIATE = {r["alert"]
 def test_an_injected_controller_bug_reaches_the_pager_with_its_labels(spark, tmp_path):
     # The log as the controller wrote it, then split before the faulty batch:
     # the job first tails the clean part, the rest arrives while it runs.
-    staged = tmp_path / "staged"
+    staged, live = tmp_path / "staged", tmp_path / "live"
     result = simulate(load_scenario("unclean-shutdown-elr"), staged, seed=3, faults=[FAULT])
     [fault] = result.faults
-    [segment] = (staged / METADATA_DIR).glob("*.log")
-    cut = next(e.position for e in read_log_dir(staged)
-               if isinstance(e, MetadataEvent) and e.offset == fault["offset"])
-    data = segment.read_bytes()
-    live = tmp_path / "live"
-    (live / METADATA_DIR).mkdir(parents=True)
-    for name in ("meta.properties", "bootstrap.checkpoint"):
-        shutil.copy(staged / name, live / name)
-    live_segment = live / METADATA_DIR / segment.name
-    live_segment.write_bytes(data[:cut])
+    live_segment, data, cut = live_half(staged, live, fault["offset"])
 
     cfg = load_config(None, {"sources.log_dirs": str(live), "checkpoint": str(tmp_path / "ck"),
                              "tables": str(tmp_path / "tables"), "audit.buckets": 2,

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from conftest import REAL_FIXTURES
+from log_cuts import later_segment
 
 from kraft_audit.cli import check
 from kraft_audit.cli.main import UsageError
@@ -128,29 +129,20 @@ def test_side_input_counts_balance_and_bad_lines_are_quarantined(dump_file, tmp_
 
 def test_a_log_that_starts_mid_history_is_judged_only_where_it_can_be(tmp_path, capsys):
     # a later segment of a real log, alone: cut at a batch boundary, named by its base offset
-    from kraft_audit.codec.logdir import METADATA_DIR, read_log_dir
-    from kraft_audit.events import MetadataEvent
-
-    whole = REAL_FIXTURES / "Niloufar1171__LDI-POC"
-    [segment] = (whole / METADATA_DIR).glob("*.log")
-    cut = next(e for e in read_log_dir(whole)
-               if isinstance(e, MetadataEvent) and e.offset >= 2000 and e.offset == e.batch_base_offset)
-    later = tmp_path / METADATA_DIR
-    later.mkdir()
-    (later / f"{cut.offset:020d}.log").write_bytes(segment.read_bytes()[cut.position:])
+    later, start = later_segment(tmp_path)
 
     assert run_check(later, "--json", "--cluster-id", "c") == 1  # still offline at the end
     report = json.loads(capsys.readouterr().out)
-    assert report["partial_from_offset"] == cut.offset
-    assert report["records"]["first_offset"] == cut.offset
+    assert report["partial_from_offset"] == start
+    assert report["records"]["first_offset"] == start
     # brokers and partitions from before the cut are unknown, not broken invariants
     assert report["findings"] == []
     unknown = [q for q in report["quarantined"] if q["reason"].startswith(
         "created before this log's first record (no snapshot holds it)")]
     # ... and the reader said where the log starts (a row, not a record)
-    missing = f"offsets 0..{cut.offset - 1} are missing: the log starts at offset {cut.offset}"
+    missing = f"offsets 0..{start - 1} are missing: the log starts at offset {start}"
     assert [q["reason"][:len(missing)] for q in report["quarantined"] if q not in unknown] == [missing]
     assert unknown and len(unknown) + 1 == report["records"]["quarantined"]
-    assert report["records"]["applied"] + len(unknown) == 4929 - cut.offset  # counts balance
+    assert report["records"]["applied"] + len(unknown) == 4929 - start  # counts balance
     run_check(later, "--cluster-id", "c")
-    assert f"partial log: it starts at offset {cut.offset} without a snapshot" in capsys.readouterr().out
+    assert f"partial log: it starts at offset {start} without a snapshot" in capsys.readouterr().out

@@ -313,17 +313,10 @@ def test_the_min_isr_it_used_is_said(tmp_path, capsys):
 
 
 def test_a_log_that_starts_mid_history_is_said_partial(tmp_path, capsys):
-    from kraft_audit.codec.logdir import METADATA_DIR, read_log_dir
-    from kraft_audit.events import MetadataEvent
+    from log_cuts import later_segment
 
-    whole = REAL_FIXTURES / "Niloufar1171__LDI-POC"
-    [segment] = (whole / METADATA_DIR).glob("*.log")
-    cut = next(e for e in read_log_dir(whole)
-               if isinstance(e, MetadataEvent) and e.offset >= 2000 and e.offset == e.batch_base_offset)
-    later = tmp_path / METADATA_DIR
-    later.mkdir()
-    (later / f"{cut.offset:020d}.log").write_bytes(segment.read_bytes()[cut.position:])
+    later, start = later_segment(tmp_path)
     assert run_describe(later, "--cluster-id", "c") == 0
     err = capsys.readouterr().err
-    assert f"# partial log: it starts at offset {cut.offset} without a snapshot" in err
+    assert f"# partial log: it starts at offset {start} without a snapshot" in err
     assert "skipped offset" not in err  # one line, not one per record about the unknown

@@ -26,6 +26,7 @@ from kraft_audit.spark import operator as op
 from kraft_audit.sideinputs import parse_inventory, read_registrations
 from kraft_audit.testing.crash_check import comparable_rows, run_then_kill_9
 from kraft_audit.spark.job import AuditJob
+from log_cuts import later_segment, live_half
 from services import wait_for
 
 pytestmark = pytest.mark.spark
@@ -328,14 +329,10 @@ def test_check_and_run_quarantine_the_same_rows(spark, tmp_path, capsys):
     input starts mid-history (a later segment of a real log, alone) and ends in garbage."""
     from kraft_audit.cli.main import main
 
-    whole = Path(__file__).parent / "fixtures" / "kraft-real" / "Niloufar1171__LDI-POC"
-    [segment] = (whole / METADATA_DIR).glob("*.log")
-    cut = next(e for e in read_log_dir(whole)
-               if isinstance(e, MetadataEvent) and e.offset >= 2000 and e.offset == e.batch_base_offset)
-    log = tmp_path / "later" / METADATA_DIR
-    log.mkdir(parents=True)
-    garbage = bytes(range(256)) + b"x" * 44  # 300 bytes appended by something that is not Kafka
-    (log / f"{cut.offset:020d}.log").write_bytes(segment.read_bytes()[cut.position:] + garbage)
+    log, start = later_segment(tmp_path / "later")
+    [segment] = log.glob("*.log")
+    with segment.open("ab") as f:
+        f.write(bytes(range(256)) + b"x" * 44)  # 300 bytes appended by something that is not Kafka
     (log.parent / "meta.properties").write_text("cluster.id=later\nversion=1\nnode.id=1\n")
 
     assert main(["check", str(log.parent), "--json"]) == 1
@@ -344,7 +341,7 @@ def test_check_and_run_quarantine_the_same_rows(spark, tmp_path, capsys):
                  "--tables", str(tmp_path / "tables"), "--no-metrics", "--set", "audit.buckets=3"]) == 0
     ran = table({"tables": str(tmp_path / "tables")}, "quarantine")
     # every view says the log is partial: run's summary, query
-    partial = f"# partial log: cluster later's log starts at offset {cut.offset} without a snapshot"
+    partial = f"# partial log: cluster later's log starts at offset {start} without a snapshot"
     assert partial in capsys.readouterr().out
     assert main(["query", str(tmp_path / "tables"), "violations"]) == 0
     assert partial in capsys.readouterr().err
@@ -358,19 +355,9 @@ def test_garbage_appended_to_the_live_segment_is_quarantined_and_the_job_goes_on
     """Bytes no Kafka writer can complete (a bad batch header) at the end of the segment the
     job tails: quarantined at once, counted on /metrics, and the batches the controller
     appends after them are audited as if the garbage had not been there."""
-    staged = tmp_path / "staged"
+    staged, live = tmp_path / "staged", tmp_path / "live"
     result = simulate(load_scenario("unclean-shutdown-elr"), staged, seed=3)
-    [segment] = (staged / METADATA_DIR).glob("*.log")
-    data = segment.read_bytes()
-    cut = next(e.position for e in read_log_dir(staged)
-               if isinstance(e, MetadataEvent) and e.offset >= result.last_offset // 2
-               and e.offset == e.batch_base_offset)
-    live = tmp_path / "live"
-    (live / METADATA_DIR).mkdir(parents=True)
-    for name in ("meta.properties", "bootstrap.checkpoint"):
-        shutil.copy(staged / name, live / name)
-    live_segment = live / METADATA_DIR / segment.name
-    live_segment.write_bytes(data[:cut])
+    live_segment, data, cut = live_half(staged, live, result.last_offset // 2)
     cfg = load_config(None, {"sources.log_dirs": str(live), "checkpoint": str(tmp_path / "ck"),
                              "tables": str(tmp_path / "tables"), "audit.buckets": 2,
                              "trigger.interval": "1 second", "metrics.port": 0}, environ={})
@@ -399,6 +386,6 @@ def test_garbage_appended_to_the_live_segment_is_quarantined_and_the_job_goes_on
         job.metrics.stop_servers()
     [row] = table(cfg, "quarantine")
     assert (row["position"], row["reason"]) == (cut, (
-        f"{segment.name}: bad magic 127 (expected 2) in batch header at position {cut}; "
+        f"{live_segment.name}: bad magic 127 (expected 2) in batch header at position {cut}; "
         "skipped 300 bytes, no valid batch follows"))
     assert_state_matches_simulator(cfg, staged)

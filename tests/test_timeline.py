@@ -417,16 +417,9 @@ def iso_ms(ms: int) -> str:
 
 def test_a_log_that_starts_mid_history_is_said_partial(tmp_path, capsys):
     from kraft_audit.cli.main import main
-    from kraft_audit.codec.logdir import METADATA_DIR, read_log_dir
-    from kraft_audit.events import MetadataEvent
+    from log_cuts import later_segment
 
-    whole = Path(__file__).parent / "fixtures" / "kraft-real" / "Niloufar1171__LDI-POC"
-    [segment] = (whole / METADATA_DIR).glob("*.log")
-    cut = next(e for e in read_log_dir(whole)
-               if isinstance(e, MetadataEvent) and e.offset >= 2000 and e.offset == e.batch_base_offset)
-    later = tmp_path / METADATA_DIR
-    later.mkdir()
-    (later / f"{cut.offset:020d}.log").write_bytes(segment.read_bytes()[cut.position:])
+    later, start = later_segment(tmp_path)
     main(["timeline", str(later), "--cluster-id", "c", "--topic", "TestTopicPatient",
           "--partition", "0", "--out", str(tmp_path / "t.html")])
-    assert f"# partial log: it starts at offset {cut.offset} without a snapshot" in capsys.readouterr().err
+    assert f"# partial log: it starts at offset {start} without a snapshot" in capsys.readouterr().err

@@ -38,28 +38,28 @@ SPARK_KAFKA_PACKAGE = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{SPARK_KAFKA_
 KAFKA_JARS_DIR = Path(__file__).resolve().parents[2] / ".cache" / "spark-kafka" / SPARK_KAFKA_VERSION
 
 
-def spark_kafka_jars() -> list[str]:
-    """Spark's Kafka source and its client (resolved from Maven Central by `make spark-kafka`)."""
-    folder = Path(os.environ.get("SPARK_KAFKA_JARS_DIR") or KAFKA_JARS_DIR)
+def resolved_jars(env: str, default: Path, main_jar: str, needed_by: str, make: str,
+                  package: str) -> list[str]:
+    """The jars `make <make>` resolved from Maven Central (or the folder `env` names);
+    DeltaJarsMissing, saying how to get them, when `main_jar*` is not among them."""
+    folder = Path(os.environ.get(env) or default)
     jars = sorted(glob.glob(str(folder / "*.jar")))
-    if not any(Path(j).name.startswith("spark-sql-kafka") for j in jars):
-        raise DeltaJarsMissing(
-            f"sources.kafka needs Spark's Kafka source in {folder}: run make spark-kafka (or set "
-            f"SPARK_KAFKA_JARS_DIR to a folder holding {SPARK_KAFKA_PACKAGE} and its dependencies)")
+    if not any(Path(j).name.startswith(main_jar) for j in jars):
+        raise DeltaJarsMissing(f"{needed_by} needs {package} in {folder}: run make {make} (or set "
+                               f"{env} to a folder holding it and its dependencies)")
     return jars
+
+
+def spark_kafka_jars() -> list[str]:
+    """Spark's Kafka source and its client (`make spark-kafka`)."""
+    return resolved_jars("SPARK_KAFKA_JARS_DIR", KAFKA_JARS_DIR, "spark-sql-kafka", "sources.kafka",
+                         "spark-kafka", SPARK_KAFKA_PACKAGE)
 
 
 def delta_spark_jars() -> list[str]:
-    """The connector's jars (resolved from Maven Central by `make delta-spark`)."""
-    folder = Path(os.environ.get("DELTA_SPARK_JARS_DIR") or DELTA_JARS_DIR)
-    jars = sorted(glob.glob(str(folder / "*.jar")))
-    if not any(Path(j).name.startswith("delta-spark_") for j in jars):
-        raise DeltaJarsMissing(
-            f"backend \"delta-spark\" needs the Delta Lake connector's jars in {folder}: "
-            f"run make delta-spark (or set DELTA_SPARK_JARS_DIR to a folder holding "
-            f"{DELTA_SPARK_PACKAGE} and its dependencies)"
-        )
-    return jars
+    """The Delta Lake connector's jars (`make delta-spark`)."""
+    return resolved_jars("DELTA_SPARK_JARS_DIR", DELTA_JARS_DIR, "delta-spark_",
+                         'backend "delta-spark"', "delta-spark", DELTA_SPARK_PACKAGE)
 
 
 def prepare_environment() -> None:

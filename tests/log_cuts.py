@@ -1,0 +1,45 @@
+"""Logs cut from other logs, as operators meet them: a later segment alone (a log that
+starts mid-history), and a log whose rest the controller has not written yet (a live
+segment the job tails)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kraft_audit.codec.logdir import METADATA_DIR, read_log_dir
+from kraft_audit.events import MetadataEvent
+
+REAL_OFFLINE = Path(__file__).parent / "fixtures" / "kraft-real" / "Niloufar1171__LDI-POC"
+
+
+def first_batch_at(log: Path, offset: int) -> MetadataEvent:
+    """The first record of the first batch starting at or after `offset`."""
+    return next(e for e in read_log_dir(log)
+                if isinstance(e, MetadataEvent) and e.offset >= offset and e.offset == e.batch_base_offset)
+
+
+def later_segment(into: Path, whole: Path = REAL_OFFLINE, from_offset: int = 2000) -> tuple[Path, int]:
+    """A single later segment of a real log: its bytes from the first batch at or after
+    `from_offset`, named by that batch's base offset. (its __cluster_metadata-0 dir, offset)"""
+    [segment] = (whole / METADATA_DIR).glob("*.log")
+    cut = first_batch_at(whole, from_offset)
+    log = into / METADATA_DIR
+    log.mkdir(parents=True)
+    (log / f"{cut.offset:020d}.log").write_bytes(segment.read_bytes()[cut.position:])
+    return log, cut.offset
+
+
+def live_half(staged: Path, live: Path, from_offset: int) -> tuple[Path, bytes, int]:
+    """`live`: the log dir `staged` as the controller had written it before the batch that
+    holds `from_offset` (the rest is for the test to append). (live segment, its bytes, cut)"""
+    [segment] = (staged / METADATA_DIR).glob("*.log")
+    data = segment.read_bytes()
+    cut = next(e.position for e in read_log_dir(staged)  # (an event's position is its batch's)
+               if isinstance(e, MetadataEvent) and e.offset >= from_offset)
+    (live / METADATA_DIR).mkdir(parents=True)
+    for name in ("meta.properties", "bootstrap.checkpoint"):
+        shutil.copy(staged / name, live / name)
+    live_segment = live / METADATA_DIR / segment.name
+    live_segment.write_bytes(data[:cut])
+    return live_segment, data, cut

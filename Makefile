@@ -118,7 +118,7 @@ test-bugs: install prometheus jmx-exporter
 	$(MAKE) kafka-matrix KAFKA_MATRIX="$(BUG_VERSIONS)"
 	$(BIN)/python -m pytest -q -m bugs tests/test_kafka_bugs.py
 
-bench: install
+bench: install kafka spark-kafka
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 # Scale figures (bootstrap, steady state at 10k..1M partitions, backfill, core, restart): long;

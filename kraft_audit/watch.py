@@ -8,7 +8,7 @@ micro-batch writes back only the shards it changed.
 
 from __future__ import annotations
 
-from kraft_audit.replay.conditions import CONDITIONS
+from kraft_audit.replay.conditions import CONDITIONS, under_replicated
 from kraft_audit.replay.partition import Partition
 from kraft_audit.replay.sharded import ShardedDict, first_item
 
@@ -16,12 +16,6 @@ from kraft_audit.replay.sharded import ShardedDict, first_item
 GAUGE_OF = {"under_min_isr": "under_min_isr", "leaderless": "leaderless", "recovering": "unclean_recovery",
             "manual_election_required": "manual_election_required", "elr_in_use": "elr_in_use",
             "reassignment_stalled": "reassignment_stalled"}
-
-
-def under_replicated(p: Partition) -> bool:
-    """Fewer in sync than the replication factor, adding replicas of a reassignment not
-    counted (Kafka's UnderReplicatedPartitions and kafka-topics --under-replicated-partitions)."""
-    return len(p.isr) < len(p.replicas) - len(p.adding_replicas)
 
 
 class Watch:

@@ -82,9 +82,7 @@ def test_an_injected_controller_bug_reaches_the_pager_with_its_labels(spark, tmp
         wait_for("the alerts at the webhook", lambda: webhook.firing() >= expected, timeout=120)
     finally:
         if job is not None:
-            if job.query is not None:
-                job.query.stop()
-            job.metrics.stop_servers()
+            job.stop()
         for service in reversed(services):
             service.stop()
         webhook.close()

@@ -93,9 +93,7 @@ def test_offline_partitions_page_per_topic_and_every_dashboard_panel_has_data(sp
         empty = [(title, expr) for title, expr in panel_queries() if not instant(base, expr)]
     finally:
         if job is not None:
-            if job.query is not None:
-                job.query.stop()
-            job.metrics.stop_servers()
+            job.stop()
         for service in reversed(services):
             service.stop()
         webhook.close()

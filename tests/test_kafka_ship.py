@@ -54,10 +54,6 @@ def test_a_cluster_shipped_through_a_topic_audits_like_its_files(spark, tmp_path
         jobs.append(job)
         return job
 
-    def stop_job(job: AuditJob) -> None:
-        job.query.stop()
-        job.metrics.stop_servers()
-
     with KafkaCluster(version, tmp_path / "kafka", brokers=3, features=elr_features(version)) as cluster:
         cluster.start()
         cfg["sources"]["kafka"] = [{"bootstrap_servers": cluster.bootstrap, "topic": TOPIC}]
@@ -84,7 +80,7 @@ def test_a_cluster_shipped_through_a_topic_audits_like_its_files(spark, tmp_path
             assert job_metric(job, "kraft_audit_input_last_grew_timestamp_seconds") > grew
 
             # the job restarted from its checkpoint mid-way, the shipper killed again
-            stop_job(job)
+            job.stop()
             cluster.broker(3).start()
             shipper.kill9()
             job = start_job()
@@ -96,8 +92,7 @@ def test_a_cluster_shipped_through_a_topic_audits_like_its_files(spark, tmp_path
             final = log_end(cluster)
         finally:
             for job in jobs:
-                if job.query is not None and job.query.isActive:
-                    stop_job(job)
+                job.stop()
             if shipper.proc and shipper.proc.poll() is None:
                 shipper.kill9()  # (a failed story: do not wait for a flush)
         copy = tmp_path / "files"

@@ -381,9 +381,7 @@ def test_garbage_appended_to_the_live_segment_is_quarantined_and_the_job_goes_on
         wait_for("the rest audited", lambda: scraped("kraft_audit_last_offset") == result.last_offset,
                  timeout=180)
     finally:
-        if job.query is not None:
-            job.query.stop()
-        job.metrics.stop_servers()
+        job.stop()
     [row] = table(cfg, "quarantine")
     assert (row["position"], row["reason"]) == (cut, (
         f"{live_segment.name}: bad magic 127 (expected 2) in batch header at position {cut}; "

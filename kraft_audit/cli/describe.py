@@ -27,6 +27,7 @@ from kraft_audit.events import MetadataEvent
 from kraft_audit.replay import ClusterState, CoreSettings, ReplayError
 from kraft_audit.replay.state import UNKNOWN_BEFORE_HISTORY
 from kraft_audit.replay.conditions import LEADERLESS, UNDER_MIN_ISR, condition_mask
+from kraft_audit.replay.conditions import under_replicated as is_under_replicated
 from kraft_audit.replay.partition import RECOVERING, Partition, recovery_state_name
 from kraft_audit.replay.settings import METADATA_VERSION
 from kraft_audit.rules.catalog import Catalog
@@ -200,8 +201,8 @@ def unavailable(state: ClusterState, p: Partition) -> bool:
 
 
 def under_replicated(state: ClusterState, p: Partition) -> bool:
-    # as kafka-topics counts it: a reassignment's adding replicas are not yet owed an ISR slot
-    return len(p.isr) < len(p.replicas) - len(p.adding_replicas)
+    # the core's definition (as kafka-topics counts it), so describe and the gauge agree
+    return is_under_replicated(p)
 
 
 def under_min_isr(state: ClusterState, p: Partition) -> bool:

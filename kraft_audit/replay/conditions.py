@@ -55,6 +55,12 @@ def condition_mask(p: Partition, min_isr: int, state: ClusterState) -> int:
     return mask
 
 
+def under_replicated(p: Partition) -> bool:
+    """Fewer in sync than the replication factor, adding replicas of a reassignment not
+    counted (Kafka's UnderReplicatedPartitions and kafka-topics --under-replicated-partitions)."""
+    return len(p.isr) < len(p.replicas) - len(p.adding_replicas)
+
+
 def reassignment_completable(p: Partition, min_isr: int) -> bool:
     """Whether completing the partition's reassignment now is safe and due: it does not
     shrink the replica set, every adding replica has caught up (is in the ISR), and the ISR

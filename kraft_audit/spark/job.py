@@ -301,6 +301,14 @@ class AuditJob:
                 signal.signal(sig, handler)
         return query.exception() is None
 
+    def stop(self, wait_s: float | None = None) -> None:
+        """Stop a query `start()` began, at a micro-batch boundary (waiting at most `wait_s`
+        for the running one), and close /metrics."""
+        if self.query is not None and self.query.isActive:
+            _await_batch_boundary(self.query, timeout_s=wait_s)
+            self.query.stop()
+        self.close()
+
     def close(self) -> None:
         """Close the /metrics server this job opened (the port is free again)."""
         if self.metrics_port is not None and hasattr(self.metrics, "stop_servers"):
@@ -308,14 +316,15 @@ class AuditJob:
             self.metrics_port = None
 
 
-def _await_batch_boundary(query, poll_s: float = 0.1) -> None:
+def _await_batch_boundary(query, poll_s: float = 0.1, timeout_s: float | None = None) -> None:
     """Wait until no trigger is running (the micro-batch in flight has written
     its tables and committed). query.stop() cancels a running batch's Spark
     jobs; that batch would be replayed on restart (the writes are exactly
     once), but stopping between batches leaves nothing to replay. A trigger
     that starts in the instant between this check and stop() is cancelled and
-    replayed, which is safe for the same reason."""
-    while query.isActive:
+    replayed, which is safe for the same reason. `timeout_s`: give up waiting after it."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while query.isActive and (deadline is None or time.monotonic() < deadline):
         try:
             if not query.status.get("isTriggerActive"):
                 return

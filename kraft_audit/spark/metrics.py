@@ -49,7 +49,7 @@ _PARTITION_GAUGES = {
     ),
     "under_replicated": (
         "under_replicated_partitions",
-        "Partitions whose ISR is smaller than their replica set.",
+        "Partitions with fewer in sync than their replication factor (adding replicas not counted).",
     ),
     "partitions": ("partitions", "Partitions the auditor tracks."),
 }
@@ -197,9 +197,9 @@ class AuditMetrics(Collector):
         with self._lock:
             per_cluster = _sum_buckets(self._buckets.values())
             yield from _cluster_families(per_cluster, self._max_topics)
-            yield from self._health_families()
+            yield from self._health_families(per_cluster)
 
-    def _health_families(self):
+    def _health_families(self, per_cluster: dict[str, dict]):
         records = _counter("records", "Metadata log records read.", ["cluster"])
         for cluster, n in sorted(self._records.items()):
             records.add_metric([cluster], n)
@@ -239,7 +239,7 @@ class AuditMetrics(Collector):
                     family.add_metric([cluster], figures[key])
         newest = _gauge("last_record_timestamp_seconds",
                         "Record time (CreateTime) of the newest record applied.", ["cluster"])
-        for cluster, total in sorted(_sum_buckets(self._buckets.values()).items()):
+        for cluster, total in sorted(per_cluster.items()):
             if total.get("last_timestamp_ms"):
                 newest.add_metric([cluster], total["last_timestamp_ms"] / 1000)
         yield from (offset, lag_records, lag_seconds, grew, newest)

@@ -44,16 +44,9 @@ class LiveAudit:
         self.query = self.job.start(available_now=False)
 
     def stop(self) -> None:
-        if self.query is not None and self.query.isActive:
-            # between triggers: stopping in the middle of one interrupts its Python workers,
-            # and Spark fails noisily (a StackOverflowError in its error-message regex)
-            try:
-                wait_until("the streaming job between two triggers",
-                           lambda: not self.query.status["isTriggerActive"], timeout=30)
-            except TimeoutError:
-                pass
-            self.query.stop()
-        self.job.metrics.stop_servers()
+        # between triggers: stopping in the middle of one interrupts its Python workers,
+        # and Spark fails noisily (a StackOverflowError in its error-message regex)
+        self.job.stop(wait_s=30)
         if self.shipper is not None:
             self.shipper.stop()
 

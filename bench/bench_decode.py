@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from kraft_audit.codec import wire
-from kraft_audit.codec.batches import Batch, iter_batches
-from kraft_audit.codec.logdir import LogDirWriter, list_segments, read_log_dir
-from kraft_audit.codec.records import encode_value
+from kraft_audit.core.codec import wire
+from kraft_audit.core.codec.batches import Batch, iter_batches
+from kraft_audit.core.codec.logdir import LogDirWriter, list_segments, read_log_dir
+from kraft_audit.core.codec.records import encode_value
 
 REAL_FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "kraft-real"
 

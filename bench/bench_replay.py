@@ -16,10 +16,10 @@ import argparse
 import gc
 import time
 
-from kraft_audit.audit import Auditor
-from kraft_audit.events import KIND_RECORD, MetadataEvent
-from kraft_audit.replay import CoreSettings, ClusterState
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.events import KIND_RECORD, MetadataEvent
+from kraft_audit.core.replay import CoreSettings, ClusterState
+from kraft_audit.core.rules import load_catalog
 
 BROKERS = (1, 2, 3, 4, 5)
 TOPIC_ID = "QmVuY2htYXJrVG9waWMxMQ"

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_decode import write_partition_heavy_log  # noqa: E402
 
-from kraft_audit.codec.logdir import list_segments  # noqa: E402
+from kraft_audit.core.codec.logdir import list_segments  # noqa: E402
 from kraft_audit.ship.tail import LogTail  # noqa: E402
 
 TOPIC = "kraft-metadata"

@@ -37,8 +37,8 @@ def noop_heavy_log(template: Path, out: Path, records: int, noop_share: float) -
     """A log like a real controller's: the template's batches with NoOpRecord
     batches between them (real logs are 95-99.7% NoOps, one every 500 ms).
     Returns the number of records written."""
-    from kraft_audit.codec.logdir import LogDirWriter, read_log_dir, read_meta_properties
-    from kraft_audit.events import KIND_CONTROL, MetadataEvent
+    from kraft_audit.core.codec.logdir import LogDirWriter, read_log_dir, read_meta_properties
+    from kraft_audit.core.events import KIND_CONTROL, MetadataEvent
 
     writer = LogDirWriter(out, read_meta_properties(template)["cluster.id"])
     written, noops_owed, ts = 0, 0.0, 1_750_000_000_000
@@ -84,9 +84,9 @@ def job_config(work: Path, log: Path, **overrides):
 
 
 def bench_core(log: Path) -> dict:
-    from kraft_audit.audit import Auditor
-    from kraft_audit.codec.logdir import read_log_dir
-    from kraft_audit.rules.catalog import load_catalog
+    from kraft_audit.core.audit import Auditor
+    from kraft_audit.core.codec.logdir import read_log_dir
+    from kraft_audit.core.rules.catalog import load_catalog
 
     t0 = time.perf_counter()
     events = list(read_log_dir(log))
@@ -123,8 +123,8 @@ def bench_latency(spark, work: Path, template: Path, rate: float, seconds: float
     stamping each batch with its real append time, while the query tails it."""
     from deltalake import DeltaTable
 
-    from kraft_audit.codec.logdir import LogDirWriter, read_log_dir, read_meta_properties
-    from kraft_audit.events import KIND_CONTROL, MetadataEvent
+    from kraft_audit.core.codec.logdir import LogDirWriter, read_log_dir, read_meta_properties
+    from kraft_audit.core.events import KIND_CONTROL, MetadataEvent
     from kraft_audit.spark.job import AuditJob
 
     batches: list[list[MetadataEvent]] = []

@@ -81,9 +81,9 @@ def process_rss() -> dict:
 # ------------------------------------------------------------------ core
 
 def bench_core(log: Path) -> dict:
-    from kraft_audit.audit import Auditor
-    from kraft_audit.codec.logdir import read_log_dir
-    from kraft_audit.rules.catalog import load_catalog
+    from kraft_audit.core.audit import Auditor
+    from kraft_audit.core.codec.logdir import read_log_dir
+    from kraft_audit.core.rules.catalog import load_catalog
 
     t0 = time.perf_counter()
     events = list(read_log_dir(log))
@@ -113,8 +113,8 @@ def operator_call(work: Path, n: int, buckets: int, changes: int) -> dict:
     from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
     from pyspark.sql.types import StructType
 
-    from kraft_audit.codec.logdir import read_log_dir
-    from kraft_audit.events import MetadataEvent
+    from kraft_audit.core.codec.logdir import read_log_dir
+    from kraft_audit.core.events import MetadataEvent
     from kraft_audit.sim.bulk import BulkLog
     from kraft_audit.spark import event_rows
     from kraft_audit.spark import operator as op

@@ -310,8 +310,8 @@ def _resolve_min_isr(audit: dict[str, Any], read_files: bool) -> None:
 def _check_audit(audit: dict[str, Any], load_rules: bool) -> None:
     """The core's own checks of its settings and rule catalog, run now rather
     than in the first micro-batch on an executor."""
-    from kraft_audit.replay.settings import CoreSettings
-    from kraft_audit.rules.catalog import load_catalog
+    from kraft_audit.core.replay.settings import CoreSettings
+    from kraft_audit.core.rules.catalog import load_catalog
 
     try:
         CoreSettings.of(audit["settings"])

@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, QueryBuilder
 
-from kraft_audit.replay.partition import RECOVERING, recovery_state_name
-from kraft_audit.rules.elections import is_unclean_election
+from kraft_audit.core.replay.partition import RECOVERING, recovery_state_name
+from kraft_audit.core.rules.elections import is_unclean_election
 from kraft_audit.errors import MissingTable, UnknownName  # noqa: F401 (exported here too)
 
 

@@ -14,11 +14,11 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 
-from kraft_audit.audit import Auditor
-from kraft_audit.events import MetadataEvent, Quarantined
-from kraft_audit.outputs import BrokerRow, ConditionChange, PartitionRow, Violation
-from kraft_audit.rules import load_catalog
-from kraft_audit.rules.catalog import Catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.events import MetadataEvent, Quarantined
+from kraft_audit.core.rows import BrokerRow, ConditionChange, PartitionRow, Violation
+from kraft_audit.core.rules import load_catalog
+from kraft_audit.core.rules.catalog import Catalog
 from kraft_audit.errors import TimelineError  # noqa: F401 (exported here too)
 
 # what a broker event means for its replicas, derived from the broker's state before and after

@@ -27,7 +27,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from kraft_audit.cli.views import iso_utc, leader_text  # noqa: E402
-from kraft_audit.outputs import PartitionRow  # noqa: E402
+from kraft_audit.core.rows import PartitionRow  # noqa: E402
 from kraft_audit.timeline import (CONTROLLED_SHUTDOWN, FENCED, REGISTERED, UNFENCED,  # noqa: E402
                                   UNREGISTERED, Timeline)
 

@@ -24,13 +24,13 @@ T0_MS = 1_763_700_000_000  # 2025-11-21T04:40:00Z
 
 
 class OutputRows:
-    """Factories for the dict rows of kraft_audit.outputs, with sane defaults."""
+    """Factories for the dict rows of kraft_audit.core.rows, with sane defaults."""
 
     cluster = "cluster-a"
     topic_id = "AAAAAAAAAAAAAAAAAAAAAQ"
 
     def violation(self, offset: int, rule_id: str = "elr-not-subset-of-replicas", **kw) -> dict:
-        from kraft_audit.outputs import Violation
+        from kraft_audit.core.rows import Violation
 
         row = dict(rule_id=rule_id, kip="KIP-966", severity="error", cluster_id=self.cluster,
                    topic="orders", topic_id=self.topic_id, partition=0, broker_id=None,
@@ -42,7 +42,7 @@ class OutputRows:
 
     def condition(self, start: int, end: int | None = None, condition: str = "under_min_isr",
                   partition: int = 0, **kw) -> dict:
-        from kraft_audit.outputs import ConditionChange
+        from kraft_audit.core.rows import ConditionChange
 
         row = dict(interval_id=f"{self.cluster}/{condition}/{self.topic_id}/{partition}/{start}",
                    condition=condition, cluster_id=self.cluster, topic="orders",
@@ -53,7 +53,7 @@ class OutputRows:
         return _asdict(ConditionChange(**row))
 
     def partition(self, offset: int, partition: int = 0, **kw) -> dict:
-        from kraft_audit.outputs import PartitionRow
+        from kraft_audit.core.rows import PartitionRow
 
         row = dict(cluster_id=self.cluster, topic="orders", topic_id=self.topic_id,
                    partition=partition, replicas=[1, 2, 3], isr=[1, 2, 3], elr=[],
@@ -65,7 +65,7 @@ class OutputRows:
         return _asdict(PartitionRow(**row))
 
     def broker(self, broker_id: int, offset: int, **kw) -> dict:
-        from kraft_audit.outputs import BrokerRow
+        from kraft_audit.core.rows import BrokerRow
 
         row = dict(cluster_id=self.cluster, broker_id=broker_id, broker_epoch=offset,
                    incarnation_id="inc", registered=True, fenced=False,
@@ -75,13 +75,13 @@ class OutputRows:
         return _asdict(BrokerRow(**row))
 
     def gauges(self, bucket: int = 0, cluster: str | None = None, **kw) -> dict:
-        from kraft_audit.outputs import ClusterGauges
+        from kraft_audit.core.rows import ClusterGauges
 
         row = _asdict(ClusterGauges(cluster_id=cluster or self.cluster, **kw))
         return {**row, "bucket": bucket}
 
     def quarantine(self, position: int, reason: str = "CRC-32C mismatch") -> dict:
-        from kraft_audit.events import Quarantined
+        from kraft_audit.core.events import Quarantined
 
         return _asdict(Quarantined(cluster_id=self.cluster, source="00000000000000000000.log",
                                    position=position, reason=reason, raw=b"\x00\x01"))
@@ -140,7 +140,7 @@ def spark():
 
 # --------------------------------------------------------------------------- hand-built logs
 
-from kraft_audit.events import (BROKER_LOG_DIRS, BROKER_REGISTRATION_REQUEST,  # noqa: E402
+from kraft_audit.core.events import (BROKER_LOG_DIRS, BROKER_REGISTRATION_REQUEST,  # noqa: E402
                                 KIND_LOG_DIRS, KIND_RECORD, KIND_REGISTRATION, MetadataEvent)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kraft_audit.cli.describe import replay as replay_log
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, wait_until
-from kraft_audit.replay.state import ClusterState
+from kraft_audit.core.replay.state import ClusterState
 
 
 def replay(cluster: KafkaCluster) -> ClusterState:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from kraft_audit.codec.logdir import METADATA_DIR, read_log_dir
-from kraft_audit.events import MetadataEvent
+from kraft_audit.core.codec.logdir import METADATA_DIR, read_log_dir
+from kraft_audit.core.events import MetadataEvent
 
 REAL_OFFLINE = Path(__file__).parent / "fixtures" / "kraft-real" / "Niloufar1171__LDI-POC"
 

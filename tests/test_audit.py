@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kraft_audit.audit import Auditor
-from kraft_audit.events import Quarantined
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.events import Quarantined
+from kraft_audit.core.rules import load_catalog
 
 TID = "GGGGGGGGGGGGGGGGGGGGGG"
 OTHER = "HHHHHHHHHHHHHHHHHHHHHH"
@@ -242,7 +242,7 @@ def test_restored_auditor_takes_new_settings(kraft_log):
 def _fuzz_events():
     from hypothesis import strategies as st
 
-    from kraft_audit.events import MetadataEvent
+    from kraft_audit.core.events import MetadataEvent
 
     ints = st.one_of(st.integers(-3, 5), st.none(), st.text(max_size=2))
     int_lists = st.one_of(st.none(), st.lists(st.integers(-2, 5), max_size=4), st.integers())

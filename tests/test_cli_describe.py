@@ -15,7 +15,7 @@ from conftest import REAL_FIXTURES
 from kraft_audit.cli import describe
 from kraft_audit.cli.log_input import read_path
 from kraft_audit.cli.main import EXIT_USAGE, UsageError, main
-from kraft_audit.events import MetadataEvent
+from kraft_audit.core.events import MetadataEvent
 from kraft_audit.sim import load_scenario, simulate
 
 INCIDENT = Path(__file__).parent / "fixtures" / "timeline-incident.yaml"

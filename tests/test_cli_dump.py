@@ -10,7 +10,7 @@ from conftest import REAL_FIXTURES
 
 from kraft_audit.cli import dump
 from kraft_audit.cli.main import UsageError
-from kraft_audit.codec.logdir import LogDirWriter, list_segments
+from kraft_audit.core.codec.logdir import LogDirWriter, list_segments
 
 FIXTURE = REAL_FIXTURES / "subpxl__streamprocessing"
 

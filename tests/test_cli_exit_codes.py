@@ -150,7 +150,7 @@ def test_run_with_its_metrics_port_taken_is_a_one_line_usage_error(tmp_path, cle
 def test_a_topic_partitions_log_dir_is_said_not_to_be_a_metadata_log(capsys, tmp_path):
     """An ordinary topic partition (orders-0) given for a metadata log: one line saying so,
     exit 2, and `run --once` makes no table or checkpoint before refusing it."""
-    from kraft_audit.codec.logdir import LogDirWriter
+    from kraft_audit.core.codec.logdir import LogDirWriter
 
     writer = LogDirWriter(tmp_path / "w", "x")
     for i in range(3):

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kraft_audit.audit import Auditor
+from kraft_audit.core.audit import Auditor
 from kraft_audit.cli.log_input import read_path
 from kraft_audit.cli.main import main
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.rules import load_catalog
 from kraft_audit.sim import load_scenario, simulate
 from kraft_audit.spark.sinks import DeltaSinks
 from kraft_audit.spark.tables import core_to_arrow

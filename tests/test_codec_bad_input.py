@@ -13,7 +13,7 @@ from conftest import REAL_FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kraft_audit.codec.batches import (
+from kraft_audit.core.codec.batches import (
     CRC_MISMATCH,
     GARBAGE,
     PADDING,
@@ -24,9 +24,9 @@ from kraft_audit.codec.batches import (
     encode_batch,
     iter_batches,
 )
-from kraft_audit.codec.logdir import list_segments, read_file_events, read_segment
-from kraft_audit.codec.records import encode_value
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.codec.logdir import list_segments, read_file_events, read_segment
+from kraft_audit.core.codec.records import encode_value
+from kraft_audit.core.events import MetadataEvent, Quarantined
 
 TOPIC_ID = "T6iQO94WQSKp6lhnnRhdRA"
 SEGMENT = list_segments(REAL_FIXTURES / "subpxl__streamprocessing")[0][1]  # small: read whole

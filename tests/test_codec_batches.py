@@ -7,7 +7,7 @@ import struct
 import pytest
 from crc32c import crc32c
 
-from kraft_audit.codec.batches import (
+from kraft_audit.core.codec.batches import (
     COMPRESSION_NAMES,
     HEADER,
     HEADER_SIZE,
@@ -18,8 +18,8 @@ from kraft_audit.codec.batches import (
     iter_batches,
     iter_records,
 )
-from kraft_audit.codec.records import encode_control, encode_value
-from kraft_audit.events import KIND_CONTROL, UNKNOWN_RECORD, MetadataEvent, Quarantined
+from kraft_audit.core.codec.records import encode_control, encode_value
+from kraft_audit.core.events import KIND_CONTROL, UNKNOWN_RECORD, MetadataEvent, Quarantined
 
 TOPIC_ID = "T6iQO94WQSKp6lhnnRhdRA"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kraft_audit.codec.logdir import (
+from kraft_audit.core.codec.logdir import (
     METADATA_DIR,
     LogDirWriter,
     list_segments,
@@ -12,7 +12,7 @@ from kraft_audit.codec.logdir import (
     read_meta_properties,
     read_segment,
 )
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.events import MetadataEvent, Quarantined
 
 TOPIC_ID = "T6iQO94WQSKp6lhnnRhdRA"
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kraft_audit.codec import wire
-from kraft_audit.codec.records import (
+from kraft_audit.core.codec import wire
+from kraft_audit.core.codec.records import (
     UNKNOWN_TAGGED_FIELDS,
     RecordDecodeError,
     decode_control,
@@ -17,7 +17,7 @@ from kraft_audit.codec.records import (
     encode_control,
     encode_value,
 )
-from kraft_audit.codec.schemas import (
+from kraft_audit.core.codec.schemas import (
     CONTROL_RECORDS,
     METADATA_BY_TYPE,
     METADATA_RECORDS,
@@ -25,7 +25,7 @@ from kraft_audit.codec.schemas import (
     default_data,
     fields_for,
 )
-from kraft_audit.events import UNKNOWN_RECORD
+from kraft_audit.core.events import UNKNOWN_RECORD
 
 TOPIC_ID = "T6iQO94WQSKp6lhnnRhdRA"
 ALL_METADATA_VERSIONS = [(s.type_name, v) for s in METADATA_RECORDS for v in s.versions]

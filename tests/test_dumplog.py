@@ -7,10 +7,10 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kraft_audit.codec.batches import Batch, batch_events, encode_batch, iter_batches
-from kraft_audit.codec.dumplog import format_dump_log, parse_dump_log, to_dump_json
-from kraft_audit.codec.records import encode_value
-from kraft_audit.events import UNKNOWN_RECORD, MetadataEvent, Quarantined
+from kraft_audit.core.codec.batches import Batch, batch_events, encode_batch, iter_batches
+from kraft_audit.core.codec.dumplog import format_dump_log, parse_dump_log, to_dump_json
+from kraft_audit.core.codec.records import encode_value
+from kraft_audit.core.events import UNKNOWN_RECORD, MetadataEvent, Quarantined
 
 TOPIC = "T6iQO94WQSKp6lhnnRhdRA"
 BATCH = (

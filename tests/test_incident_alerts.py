@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kraft_audit.audit import Auditor
-from kraft_audit.codec.logdir import read_log_dir
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.codec.logdir import read_log_dir
+from kraft_audit.core.rules import load_catalog
 from promtool_cases import promtool_test
 
 pytestmark = pytest.mark.prometheus

@@ -82,7 +82,7 @@ def test_a_stopped_broker_as_the_operator_sees_it(version, tmp_path):
     assert known["gauges"]["under_min_isr"] == under_min_isr
 
     # the alerts those gauges raise: offline pages for solo, broker 2's fence, under min ISR
-    from kraft_audit.outputs import ClusterGauges
+    from kraft_audit.core.rows import ClusterGauges
 
     expected = promtool_test(ClusterGauges(**known["gauges"]), tmp_path)
     assert [labels["topic"] for labels, _ in expected["KraftPartitionsOffline"]] == ["solo"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from kraft_audit.audit import Auditor
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.rules import load_catalog
 
 TID = "AAAAAAAAAAAAAAAAAAAAAA"
 CATALOG = load_catalog()

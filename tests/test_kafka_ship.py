@@ -13,9 +13,9 @@ import urllib.request
 
 import pytest
 
-from kraft_audit.codec.logdir import read_log_dir
+from kraft_audit.core.codec.logdir import read_log_dir
 from kraft_audit.config import load_config
-from kraft_audit.events import MetadataEvent
+from kraft_audit.core.events import MetadataEvent
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, elr_features, wait_until
 from kraft_audit.testing.realkafka.ship_process import TOPIC, ShipProcess, create_topic
 from kraft_audit.testing.crash_check import comparable_rows

@@ -12,11 +12,11 @@ import os
 
 import pytest
 
-from kraft_audit.audit import Auditor
+from kraft_audit.core.audit import Auditor
 from kraft_audit.cli import check
-from kraft_audit.codec.logdir import read_log_dir
-from kraft_audit.events import KIND_RECORD, MetadataEvent, Quarantined
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.codec.logdir import read_log_dir
+from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined
+from kraft_audit.core.rules import load_catalog
 from kraft_audit.sideinputs import read_inventories, read_registrations
 from kraft_audit.sideinputs.order import by_time, merge_by_time
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, elr_features, has_elr, release

@@ -30,5 +30,5 @@ def test_every_error_kraft_audit_raises_on_purpose_has_one_base():
     assert len(raised) >= 15 and all(issubclass(e, errors.KraftAuditError) for e in raised)
     # and the modules that raise them still export them
     from kraft_audit.config import ConfigError
-    from kraft_audit.replay.state import ReplayError
+    from kraft_audit.core.replay.state import ReplayError
     assert ConfigError is errors.ConfigError and ReplayError is errors.ReplayError

@@ -7,12 +7,12 @@ from collections import Counter
 
 from conftest import REAL_FIXTURES
 
-from kraft_audit.codec import wire
-from kraft_audit.codec.batches import Batch, encode_batch, iter_batches, iter_records
-from kraft_audit.codec.dumplog import format_dump_log, parse_dump_log, to_dump_json
-from kraft_audit.codec.logdir import list_segments, list_snapshots, read_file_events, read_log_dir
-from kraft_audit.codec.records import decode_control, decode_value, encode_control, encode_value
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.codec import wire
+from kraft_audit.core.codec.batches import Batch, encode_batch, iter_batches, iter_records
+from kraft_audit.core.codec.dumplog import format_dump_log, parse_dump_log, to_dump_json
+from kraft_audit.core.codec.logdir import list_segments, list_snapshots, read_file_events, read_log_dir
+from kraft_audit.core.codec.records import decode_control, decode_value, encode_control, encode_value
+from kraft_audit.core.events import MetadataEvent, Quarantined
 
 
 def _expected(fixture):

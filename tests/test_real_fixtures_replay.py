@@ -7,9 +7,9 @@ import json
 
 from conftest import REAL_FIXTURES
 
-from kraft_audit.audit import Auditor
-from kraft_audit.codec.logdir import list_snapshots, metadata_dir, read_file_events, read_log_dir
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.codec.logdir import list_snapshots, metadata_dir, read_file_events, read_log_dir
+from kraft_audit.core.rules import load_catalog
 
 CATALOG = load_catalog()
 

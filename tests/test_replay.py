@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from kraft_audit.replay import CoreSettings, ClusterState, Partition, ReplayError
+from kraft_audit.core.replay import CoreSettings, ClusterState, Partition, ReplayError
 
 TID = "EEEEEEEEEEEEEEEEEEEEEE"
 

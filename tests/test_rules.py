@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kraft_audit.audit import Auditor
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.rules import load_catalog
 
 TID = "BBBBBBBBBBBBBBBBBBBBBB"
 CATALOG = load_catalog()

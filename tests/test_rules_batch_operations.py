@@ -4,8 +4,8 @@ judged against the brokers as of that record, not as of the batch's end."""
 
 from __future__ import annotations
 
-from kraft_audit.audit import Auditor
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.rules import load_catalog
 
 CATALOG = load_catalog()
 T = "TTTTTTTTTTTTTTTTTTTTTQ"

@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
-from kraft_audit.audit import Auditor
-from kraft_audit.rules import CatalogError, load_catalog
-from kraft_audit.rules.expr import ExpressionError, compile_expression
-from kraft_audit.rules.registry import IMPLEMENTATIONS
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.rules import CatalogError, load_catalog
+from kraft_audit.core.rules.expr import ExpressionError, compile_expression
+from kraft_audit.core.rules.registry import IMPLEMENTATIONS
 
 TID = "IIIIIIIIIIIIIIIIIIIIII"
 
@@ -135,7 +135,7 @@ def test_disabled_rules_do_not_run(tmp_path, kraft_log):
 def test_docs_rules_md_is_rendered_from_the_catalog():
     from pathlib import Path
 
-    from kraft_audit.rules.docs import render
+    from kraft_audit.core.rules.docs import render
 
     docs = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
-    assert docs.read_text() == render(load_catalog()), "run: python -m kraft_audit.rules.docs > docs/rules.md"
+    assert docs.read_text() == render(load_catalog()), "run: python -m kraft_audit.core.rules.docs > docs/rules.md"

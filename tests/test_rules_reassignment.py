@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import collections
 
-from kraft_audit.audit import Auditor
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.rules import load_catalog
 from kraft_audit.sim.output import read_output
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import parse_scenario

@@ -7,16 +7,16 @@ import pickle
 
 import pytest
 
-from kraft_audit.audit import Auditor
-from kraft_audit.codec.logdir import read_log_dir
-from kraft_audit.events import MetadataEvent
-from kraft_audit.replay.conditions import CONDITIONS, condition_mask
-from kraft_audit.replay.sharded import partition_table
-from kraft_audit.rules.catalog import load_catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.codec.logdir import read_log_dir
+from kraft_audit.core.events import MetadataEvent
+from kraft_audit.core.replay.conditions import CONDITIONS, condition_mask
+from kraft_audit.core.replay.sharded import partition_table
+from kraft_audit.core.rules.catalog import load_catalog
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
-from kraft_audit import snapshot
-from kraft_audit.watch import GAUGE_OF
+from kraft_audit.core import snapshot
+from kraft_audit.core.watch import GAUGE_OF
 
 CATALOG = load_catalog()
 
@@ -73,7 +73,7 @@ def test_restored_auditor_reads_only_the_shards_it_touches(sim_log):
 
 def test_sharded_dict_pickles_again_only_written_shards():
     table = partition_table()
-    from kraft_audit.replay.partition import Partition
+    from kraft_audit.core.replay.partition import Partition
 
     def part(t, p, epoch=0):
         return Partition(t, p, (1, 2, 3), (1, 2, 3), (), (), 1, 0, epoch, epoch, (), (), ())

@@ -7,9 +7,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from kraft_audit.codec.batches import Batch, iter_batches
-from kraft_audit.codec.logdir import METADATA_DIR, batch_events, list_segments, read_log_dir
-from kraft_audit.events import MetadataEvent
+from kraft_audit.core.codec.batches import Batch, iter_batches
+from kraft_audit.core.codec.logdir import METADATA_DIR, batch_events, list_segments, read_log_dir
+from kraft_audit.core.events import MetadataEvent
 from kraft_audit.ship.tail import SNAPSHOT, LogTail, Resume
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario

@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from kraft_audit.events import BROKER_LOG_DIRS, BROKER_REGISTRATION_REQUEST, MetadataEvent, Quarantined
+from kraft_audit.core.events import BROKER_LOG_DIRS, BROKER_REGISTRATION_REQUEST, MetadataEvent, Quarantined
 from kraft_audit.sideinputs import parse_inventory, parse_registration_line, read_inventories, read_registrations
 from kraft_audit.sideinputs.inventories import scan_log_dir
 from kraft_audit.sideinputs.tail import plan_all, read_lines

@@ -10,8 +10,8 @@ from dataclasses import asdict
 
 import pytest
 
-from kraft_audit.audit import Auditor
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.rules import load_catalog
 from kraft_audit.sim.chaos import random_scenario
 from kraft_audit.sim.faults import CATALOG, parse_fault_option, score
 from kraft_audit.sim.output import read_output

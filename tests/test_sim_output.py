@@ -10,13 +10,13 @@ import pytest
 
 from kraft_audit.cli import simulate as simulate_cli
 from kraft_audit.cli.main import UsageError
-from kraft_audit.codec.logdir import (
+from kraft_audit.core.codec.logdir import (
     list_segments,
     list_snapshots,
     read_log_dir,
     read_meta_properties,
 )
-from kraft_audit.events import KIND_LOG_DIRS, KIND_REGISTRATION, MetadataEvent
+from kraft_audit.core.events import KIND_LOG_DIRS, KIND_REGISTRATION, MetadataEvent
 from kraft_audit.sim.output import Pacer, read_output
 from kraft_audit.sim.partition_change import PartitionState, apply_change, clear_elr
 from kraft_audit.sim.runner import simulate

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from kraft_audit.audit import Auditor
-from kraft_audit.codec.logdir import METADATA_DIR, read_log_dir, read_segment
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.codec.logdir import METADATA_DIR, read_log_dir, read_segment
 from kraft_audit.config import load_config
-from kraft_audit.events import MetadataEvent
-from kraft_audit.rules.catalog import load_catalog
+from kraft_audit.core.events import MetadataEvent
+from kraft_audit.core.rules.catalog import load_catalog
 from kraft_audit.questions import count_rows
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario

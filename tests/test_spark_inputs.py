@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from kraft_audit.codec.dumplog import format_dump_log
-from kraft_audit.codec.logdir import read_log_dir
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.codec.dumplog import format_dump_log
+from kraft_audit.core.codec.logdir import read_log_dir
+from kraft_audit.core.events import MetadataEvent, Quarantined
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import event_rows

@@ -13,10 +13,10 @@ import pytest
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import StructType
 
-from kraft_audit.audit import Auditor
-from kraft_audit.codec.logdir import read_log_dir
-from kraft_audit.events import KIND_RECORD, MetadataEvent, Quarantined
-from kraft_audit.rules.catalog import load_catalog
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.codec.logdir import read_log_dir
+from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined
+from kraft_audit.core.rules.catalog import load_catalog
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import event_rows
@@ -188,7 +188,7 @@ def test_quarantined_rows_pass_through_bucket_zero_with_their_reason():
 
 
 def test_noops_are_thinned_but_counted(tmp_path):
-    from kraft_audit.codec.logdir import LogDirWriter
+    from kraft_audit.core.codec.logdir import LogDirWriter
 
     w = LogDirWriter(tmp_path, "c")
     for i in range(6):

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
-from kraft_audit.codec.logdir import LogDirWriter
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.codec.logdir import LogDirWriter
+from kraft_audit.core.events import MetadataEvent, Quarantined
 from kraft_audit.spark import event_rows
-from kraft_audit.codec.logdir import METADATA_DIR
+from kraft_audit.core.codec.logdir import METADATA_DIR
 from kraft_audit.spark.source import KraftLogStreamReader, LogDirPlanner, ReadRange, read_range
 
 CLUSTER = "src-test-cluster"

@@ -20,9 +20,9 @@ import pyspark
 import pytest
 import yaml
 
-from kraft_audit.codec.logdir import read_log_dir
+from kraft_audit.core.codec.logdir import read_log_dir
 from kraft_audit.config import load_config
-from kraft_audit.events import MetadataEvent
+from kraft_audit.core.events import MetadataEvent
 from kraft_audit.questions import read_table
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario

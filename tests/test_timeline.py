@@ -21,13 +21,13 @@ from PIL import Image
 
 from conftest import REAL_FIXTURES
 
-from kraft_audit.audit import Auditor
+from kraft_audit.core.audit import Auditor
 from kraft_audit.cli.describe import replay
 from kraft_audit.cli.timeline import log_timeline
 from kraft_audit.cli.dump import read_path
 from kraft_audit.cli.main import EXIT_USAGE, main
-from kraft_audit.events import MetadataEvent
-from kraft_audit.rules import load_catalog
+from kraft_audit.core.events import MetadataEvent
+from kraft_audit.core.rules import load_catalog
 from kraft_audit.sim import load_scenario, simulate
 from kraft_audit.spark.sinks import DeltaSinks
 from kraft_audit.spark.tables import core_to_arrow

@@ -22,15 +22,15 @@ from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
-from kraft_audit.audit import Auditor
+from kraft_audit.core.audit import Auditor
 from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.views import iso_or_dash as iso, since
 from kraft_audit.cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
 from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_line, min_isr_setting
 from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs
-from kraft_audit.codec.logdir import metadata_dir, read_meta_properties
-from kraft_audit.events import MetadataEvent
-from kraft_audit.rules import CatalogError, load_catalog
+from kraft_audit.core.codec.logdir import metadata_dir, read_meta_properties
+from kraft_audit.core.events import MetadataEvent
+from kraft_audit.core.rules import CatalogError, load_catalog
 from kraft_audit.sideinputs.order import by_time, merge_by_time
 
 

@@ -17,20 +17,20 @@ from functools import partial
 from itertools import takewhile
 from pathlib import Path
 
-from kraft_audit.audit import Auditor
+from kraft_audit.core.audit import Auditor
 from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.main import UsageError
 from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_line, min_isr_setting
 from kraft_audit.cli.views import (NOTHING, SnapshotPlaces, absolute_offsets, ids, iso_utc,
                                    leader_text, parse_iso_utc, print_table as print_columns)
-from kraft_audit.events import MetadataEvent
-from kraft_audit.replay import ClusterState, CoreSettings, ReplayError
-from kraft_audit.replay.state import UNKNOWN_BEFORE_HISTORY
-from kraft_audit.replay.conditions import LEADERLESS, UNDER_MIN_ISR, condition_mask
-from kraft_audit.replay.conditions import under_replicated as is_under_replicated
-from kraft_audit.replay.partition import RECOVERING, Partition, recovery_state_name
-from kraft_audit.replay.settings import METADATA_VERSION
-from kraft_audit.rules.catalog import Catalog
+from kraft_audit.core.events import MetadataEvent
+from kraft_audit.core.replay import ClusterState, CoreSettings, ReplayError
+from kraft_audit.core.replay.state import UNKNOWN_BEFORE_HISTORY
+from kraft_audit.core.replay.conditions import LEADERLESS, UNDER_MIN_ISR, condition_mask
+from kraft_audit.core.replay.conditions import under_replicated as is_under_replicated
+from kraft_audit.core.replay.partition import RECOVERING, Partition, recovery_state_name
+from kraft_audit.core.replay.settings import METADATA_VERSION
+from kraft_audit.core.rules.catalog import Catalog
 
 PARTITIONS = "partitions"
 BROKERS = "brokers"

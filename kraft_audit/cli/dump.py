@@ -18,8 +18,8 @@ from pathlib import Path
 
 from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.main import UsageError
-from kraft_audit.codec.dumplog import to_dump_json
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.codec.dumplog import to_dump_json
+from kraft_audit.core.events import MetadataEvent, Quarantined
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

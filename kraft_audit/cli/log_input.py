@@ -7,16 +7,16 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from kraft_audit.cli.main import UsageError
-from kraft_audit.codec.batches import HEADER_SIZE, MAGIC
-from kraft_audit.codec.dumplog import parse_dump_log
-from kraft_audit.codec.logdir import (
+from kraft_audit.core.codec.batches import HEADER_SIZE, MAGIC
+from kraft_audit.core.codec.dumplog import parse_dump_log
+from kraft_audit.core.codec.logdir import (
     list_segments,
     list_snapshots,
     read_file_events,
     read_log_dir,
     read_meta_properties,
 )
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.events import MetadataEvent, Quarantined
 
 
 class Tally:
@@ -57,7 +57,7 @@ class Tally:
         if self.records:
             return
         if self.quarantined:
-            from kraft_audit.codec.logdir import not_a_metadata_log
+            from kraft_audit.core.codec.logdir import not_a_metadata_log
 
             if Path(self.path).is_dir() and (reason := not_a_metadata_log(self.path)):
                 raise UsageError(reason)

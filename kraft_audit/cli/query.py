@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _catalog_ids() -> set[str]:
-    from kraft_audit.rules import load_catalog
+    from kraft_audit.core.rules import load_catalog
 
     return {spec.rule_id for spec in load_catalog().rules}
 

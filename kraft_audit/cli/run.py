@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"kraft-audit run: {path} holds no metadata record yet", file=sys.stderr)
     if once and empty and len(empty) == len(cfg["sources"]["log_dirs"]) + len(cfg["sources"]["dump_logs"]):
         raise UsageError("nothing to audit: " + ", ".join(empty) + " hold(s) no metadata log")
-    from kraft_audit.codec.logdir import not_a_metadata_log
+    from kraft_audit.core.codec.logdir import not_a_metadata_log
 
     for entry in cfg["sources"]["log_dirs"]:  # said before Spark starts or any table is made
         if reason := not_a_metadata_log(entry["path"]):
@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
 
 def empty_sources(sources: dict) -> list[str]:
     """The log dirs and dump-log paths that hold nothing to read yet."""
-    from kraft_audit.codec.logdir import list_segments, list_snapshots
+    from kraft_audit.core.codec.logdir import list_segments, list_snapshots
 
     empty = [d["path"] for d in sources["log_dirs"]
              if not list_segments(d["path"]) and not list_snapshots(d["path"])]

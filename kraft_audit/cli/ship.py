@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kraft_audit.codec.logdir import metadata_dir
+    from kraft_audit.core.codec.logdir import metadata_dir
     from kraft_audit.ship.shipper import ShipError, Shipper, install_signal_handlers
 
     if not metadata_dir(args.log_dir).is_dir():

@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 
 from kraft_audit.cli.main import UsageError
 from kraft_audit.config import parse_source_item
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.events import MetadataEvent, Quarantined
 from kraft_audit.sideinputs import read_inventories, read_registrations
 
 

@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
 
 def write_dump_log(out: Path) -> None:
     """The simulated log in kafka-dump-log's text form (for the dump-log input path)."""
-    from kraft_audit.codec.dumplog import format_dump_log
-    from kraft_audit.codec.logdir import read_log_dir
+    from kraft_audit.core.codec.dumplog import format_dump_log
+    from kraft_audit.core.codec.logdir import read_log_dir
 
     with open(out / "kafka-dump-log.txt", "w", encoding="utf-8") as fh:
         for line in format_dump_log(read_log_dir(out)):

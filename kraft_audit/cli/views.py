@@ -14,8 +14,8 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
-from kraft_audit.codec.logdir import SNAPSHOT_RE
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.codec.logdir import SNAPSHOT_RE
+from kraft_audit.core.events import MetadataEvent, Quarantined
 
 NO_LEADER = -1
 LEADER_COLUMNS = {"leader", "leader_before"}  # broker ids where -1 means "no leader"

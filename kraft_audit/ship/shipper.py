@@ -22,7 +22,7 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
-from kraft_audit.codec.logdir import read_meta_properties
+from kraft_audit.core.codec.logdir import read_meta_properties
 from kraft_audit.ship.tail import LogTail, Resume, Shipment
 from kraft_audit.errors import ShipError  # noqa: F401 (exported here too)
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from kraft_audit.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, Batch, iter_batches
-from kraft_audit.codec.logdir import SNAPSHOT_RE, list_segments, list_snapshots, metadata_dir
+from kraft_audit.core.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, Batch, iter_batches
+from kraft_audit.core.codec.logdir import SNAPSHOT_RE, list_segments, list_snapshots, metadata_dir
 
 SEGMENT, SNAPSHOT = "segment", "snapshot"
 

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.events import MetadataEvent, Quarantined
 from kraft_audit.sideinputs.inventories import is_kafka_log_dir, parse_inventory, scan_log_dir
 from kraft_audit.sideinputs.registrations import UNKNOWN_CLUSTER, parse_registration_line
 from kraft_audit.sideinputs.tail import Span, plan_all, read_lines

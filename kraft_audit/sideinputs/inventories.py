@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from kraft_audit.codec.logdir import METADATA_DIR, read_meta_properties
-from kraft_audit.events import BROKER_LOG_DIRS, KIND_LOG_DIRS, NO_OFFSET, MetadataEvent, Quarantined
+from kraft_audit.core.codec.logdir import METADATA_DIR, read_meta_properties
+from kraft_audit.core.events import BROKER_LOG_DIRS, KIND_LOG_DIRS, NO_OFFSET, MetadataEvent, Quarantined
 from kraft_audit.sideinputs.registrations import UNKNOWN_CLUSTER
 
 _RAW_LIMIT = 4096

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.events import MetadataEvent, Quarantined
 
 
 def interleave(records: list, side_inputs: list, clock_ms: int, release_all: bool

@@ -24,7 +24,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from kraft_audit.events import (BROKER_REGISTRATION_REQUEST, KIND_REGISTRATION, NO_OFFSET,
+from kraft_audit.core.events import (BROKER_REGISTRATION_REQUEST, KIND_REGISTRATION, NO_OFFSET,
                                 MetadataEvent, Quarantined)
 
 UNKNOWN_CLUSTER = "unknown"

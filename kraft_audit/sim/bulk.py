@@ -13,8 +13,8 @@ import random
 import uuid
 from pathlib import Path
 
-from kraft_audit.codec import wire
-from kraft_audit.codec.logdir import LogDirWriter
+from kraft_audit.core.codec import wire
+from kraft_audit.core.codec.logdir import LogDirWriter
 
 BROKERS = 6
 PER_TOPIC = 100

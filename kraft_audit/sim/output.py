@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from kraft_audit.codec.logdir import LogDirWriter
+from kraft_audit.core.codec.logdir import LogDirWriter
 
 Record = tuple[str, int, dict]
 
@@ -136,8 +136,8 @@ def read_output(out_dir: str | os.PathLike):
     registration requests and log-dir inventories merged in by time (a side
     event goes before the first batch written after its time; the model
     writes nothing else in the millisecond of a side event)."""
-    from kraft_audit.codec.logdir import read_log_dir
-    from kraft_audit.events import (
+    from kraft_audit.core.codec.logdir import read_log_dir
+    from kraft_audit.core.events import (
         BROKER_LOG_DIRS,
         BROKER_REGISTRATION_REQUEST,
         KIND_LOG_DIRS,

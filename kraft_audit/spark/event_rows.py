@@ -23,7 +23,7 @@ from typing import Any, Iterable
 
 import pyarrow as pa
 
-from kraft_audit.events import NO_OFFSET, MetadataEvent, Quarantined
+from kraft_audit.core.events import NO_OFFSET, MetadataEvent, Quarantined
 
 KIND_QUARANTINE = "quarantine"
 QUARANTINE = "QUARANTINE"

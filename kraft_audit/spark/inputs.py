@@ -1,6 +1,6 @@
 """Every configured input as one stream of event rows (`event_rows` schema): the
 Spark plumbing only; what a file means is the core's business
-(`kraft_audit.codec.dumplog`, `kraft_audit.sideinputs`).
+(`kraft_audit.core.codec.dumplog`, `kraft_audit.sideinputs`).
 
 - KRaft log dirs: the `kraft-log` source (`source.py`).
 - kafka-dump-log output: Spark's file source, one row per *whole file*
@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kraft_audit.events import MetadataEvent, Quarantined
+from kraft_audit.core.events import MetadataEvent, Quarantined
 from kraft_audit.sideinputs import parse_inventory
 from kraft_audit.sideinputs.inventories import is_kafka_log_dir
 from kraft_audit.sideinputs.registrations import UNKNOWN_CLUSTER
@@ -37,7 +37,7 @@ from kraft_audit.spark import event_rows
 def dump_log_events(text: str, cluster_id: str | None, source: str
                     ) -> Iterator[MetadataEvent | Quarantined]:
     """One kafka-dump-log output file, through the codec's parser."""
-    from kraft_audit.codec.dumplog import parse_dump_log
+    from kraft_audit.core.codec.dumplog import parse_dump_log
 
     result = parse_dump_log(text.splitlines(), cluster_id or UNKNOWN_CLUSTER, source)
     if hasattr(result, "events"):  # a result object rather than a stream

@@ -191,7 +191,7 @@ def build_query(spark, cfg: dict, writer: BatchWriter, available_now: bool | Non
 
 def start_metrics(cfg: dict):
     """The collector and, when enabled, its HTTP server: (metrics, port or None)."""
-    from kraft_audit.rules.catalog import load_catalog
+    from kraft_audit.core.rules.catalog import load_catalog
     from kraft_audit.spark.metrics import AuditMetrics
 
     catalog = load_catalog(cfg["audit"]["rules_dir"])

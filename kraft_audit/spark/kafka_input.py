@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraft_audit.codec.batches import Batch, iter_batches
-from kraft_audit.codec.logdir import batch_events, problem_to_quarantined
-from kraft_audit.events import Quarantined
+from kraft_audit.core.codec.batches import Batch, iter_batches
+from kraft_audit.core.codec.logdir import batch_events, problem_to_quarantined
+from kraft_audit.core.events import Quarantined
 from kraft_audit.sideinputs.registrations import UNKNOWN_CLUSTER
 from kraft_audit.spark import event_rows
 

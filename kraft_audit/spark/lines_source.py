@@ -19,7 +19,7 @@ import json
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, SupportsTriggerAvailableNow
 
-from kraft_audit.events import Quarantined
+from kraft_audit.core.events import Quarantined
 from kraft_audit.sideinputs import registration_span_items
 from kraft_audit.sideinputs.registrations import UNKNOWN_CLUSTER
 from kraft_audit.sideinputs.tail import Span, plan_all

@@ -21,7 +21,7 @@ from prometheus_client import start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from kraft_audit.outputs import CLUSTER_WIDE
+from kraft_audit.core.rows import CLUSTER_WIDE
 
 PREFIX = "kraft_audit_"
 ELECTABLE_BUCKETS = ("0", "1", "2", "3+")

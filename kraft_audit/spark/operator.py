@@ -11,7 +11,7 @@ reads (NoOp, producer ids, ACLs, quotas, SCRAM, tokens) and quarantined input
 go to bucket 0 only: NoOps are 95%+ of a real log, fanning them out would
 multiply the work by B. Bucket 0 also emits the cluster-scoped findings.
 
-State. The core's stored form in parts (kraft_audit/snapshot.py): meta
+State. The core's stored form in parts (kraft_audit/core/snapshot.py): meta
 (counters, small, every call), topology (topics, brokers, configs: rewritten
 only when they changed) and the sharded partition and condition tables, of
 which a call pickles again only the shards it wrote. Binary columns only
@@ -52,7 +52,7 @@ from typing import Any, Iterable, Iterator
 import pandas as pd
 import pyarrow as pa
 
-from kraft_audit.events import (
+from kraft_audit.core.events import (
     BROKER_LOG_DIRS,
     BROKER_REGISTRATION_REQUEST,
     MetadataEvent,
@@ -215,7 +215,7 @@ def is_side_input(item) -> bool:
 
 
 def catalog_files(rules_dir: str | None = None) -> tuple[tuple[str, str], ...]:
-    from kraft_audit.rules.catalog import read_rule_files
+    from kraft_audit.core.rules.catalog import read_rule_files
 
     return tuple(read_rule_files(rules_dir).items())
 
@@ -226,7 +226,7 @@ _CATALOGS: dict[tuple, Any] = {}
 def _catalog(rule_files: tuple[tuple[str, str], ...]):
     """The rule catalog, built once per worker process."""
     if rule_files not in _CATALOGS:
-        from kraft_audit.rules.catalog import catalog_from_files
+        from kraft_audit.core.rules.catalog import catalog_from_files
 
         _CATALOGS[rule_files] = catalog_from_files(dict(rule_files))
     return _CATALOGS[rule_files]
@@ -239,7 +239,7 @@ def core_settings(audit: AuditSettings) -> dict[str, Any]:
 
 
 def new_auditor(audit: AuditSettings, bucket: int):
-    from kraft_audit.audit import Auditor
+    from kraft_audit.core.audit import Auditor
 
     return Auditor(_catalog(audit.rule_files), core_settings(audit), emit_cluster_findings=(bucket == 0))
 
@@ -265,7 +265,7 @@ def restore(audit: AuditSettings, cluster_id: str, bucket: int, state_row: tuple
     held = pickle.loads(bytes(held)) if held else []
     if live is not None and live[0] == audit and live[1] == token:
         return live[2], held, False
-    from kraft_audit import snapshot
+    from kraft_audit.core import snapshot
 
     snap = snapshot.Snapshot(bytes(meta), bytes(topology), pickle.loads(bytes(shards)))
     return snapshot.restore(snap, _catalog(audit.rule_files), core_settings(audit)), held, True
@@ -273,7 +273,7 @@ def restore(audit: AuditSettings, cluster_id: str, bucket: int, state_row: tuple
 
 def save(audit: AuditSettings, cluster_id: str, bucket: int, auditor, held: list, state) -> int:
     """Write the state row and keep the auditor live; returns the state's size in bytes."""
-    from kraft_audit import snapshot
+    from kraft_audit.core import snapshot
 
     snap = snapshot.take(auditor)
     token = uuid.uuid4().hex

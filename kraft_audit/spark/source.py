@@ -49,10 +49,10 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from kraft_audit.codec import logdir
-from kraft_audit.codec.logdir import metadata_dir, missing_start, read_meta_properties, read_segment
-from kraft_audit.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, MAX_BATCH_BYTES, find_next_batch
-from kraft_audit.events import Quarantined
+from kraft_audit.core.codec import logdir
+from kraft_audit.core.codec.logdir import metadata_dir, missing_start, read_meta_properties, read_segment
+from kraft_audit.core.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, MAX_BATCH_BYTES, find_next_batch
+from kraft_audit.core.events import Quarantined
 from kraft_audit.spark import event_rows
 
 _READ_CHUNK_RECORDS = 20_000  # records per Arrow batch handed to Spark

@@ -1,7 +1,7 @@
 """The Delta tables kraft-audit writes: their Arrow schemas, how each is
 written, and the conversion of the core's row dicts into Arrow.
 
-Columns mirror the dataclasses of `kraft_audit.outputs` (one table per row
+Columns mirror the dataclasses of `kraft_audit.core.rows` (one table per row
 type) plus what the sink adds: `batch_id` (the micro-batch that wrote the row)
 and a `date` partition column derived from the record time where analysts
 filter by day. docs/tables.md describes every table for analysts.

@@ -20,8 +20,8 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from kraft_audit.codec import wire
-from kraft_audit.codec.schemas import (
+from kraft_audit.core.codec import wire
+from kraft_audit.core.codec.schemas import (
     CONTROL_BY_NAME,
     CONTROL_BY_TYPE,
     CONTROL_TYPE_NAMES,
@@ -31,7 +31,7 @@ from kraft_audit.codec.schemas import (
     MessageSchema,
     fields_for,
 )
-from kraft_audit.events import UNKNOWN_RECORD
+from kraft_audit.core.events import UNKNOWN_RECORD
 from kraft_audit.errors import RecordDecodeError  # noqa: F401 (exported here too)
 
 FRAME_VERSION = 1  # AbstractApiMessageSerde: any other frame version is rejected

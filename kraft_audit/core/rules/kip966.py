@@ -9,10 +9,10 @@ min ISR, and LastKnownElr holds the last leader only).
 
 from __future__ import annotations
 
-from kraft_audit.replay.partition import NO_LEADER, NO_LEADER_CHANGE
-from kraft_audit.rules.elections import (cleanly_electable, expected_elr, expected_last_known_elr,
+from kraft_audit.core.replay.partition import NO_LEADER, NO_LEADER_CHANGE
+from kraft_audit.core.rules.elections import (cleanly_electable, expected_elr, expected_last_known_elr,
                                          has_unclean_signature, is_elr_election)
-from kraft_audit.rules.registry import (SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
+from kraft_audit.core.rules.registry import (SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
                                         SETS_LEADER, Finding, rule)
 
 CHANGE = ("PARTITION_CHANGE_RECORD",)

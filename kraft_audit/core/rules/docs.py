@@ -1,12 +1,12 @@
 """docs/rules.md, rendered from the rule catalog so the two never disagree.
 
-    python -m kraft_audit.rules.docs > docs/rules.md
+    python -m kraft_audit.core.rules.docs > docs/rules.md
 """
 
 from __future__ import annotations
 
-from kraft_audit.rules.catalog import Catalog, load_catalog
-from kraft_audit.rules.registry import (ON_BATCH_END, ON_INPUT, ON_LOG_DIRS, ON_PARTITION,
+from kraft_audit.core.rules.catalog import Catalog, load_catalog
+from kraft_audit.core.rules.registry import (ON_BATCH_END, ON_INPUT, ON_LOG_DIRS, ON_PARTITION,
                                         ON_PARTITION_BATCH_END, ON_REGISTRATION,
                                         ON_REGISTRATION_TIMEOUT, SCOPE_CLUSTER)
 
@@ -23,21 +23,21 @@ WHEN = {
 INTRO = """# Rules
 
 Every rule the auditor runs, rendered from `rules/*.yaml` (`python -m
-kraft_audit.rules.docs > docs/rules.md`). A rule is one function in
-`kraft_audit/rules/` bound to one YAML entry by its id; the YAML sets title,
+kraft_audit.core.rules.docs > docs/rules.md`). A rule is one function in
+`kraft_audit/core/rules/` bound to one YAML entry by its id; the YAML sets title,
 KIP, severity, kind (invariant: a property of every state; transition: a
 property of a change; condition: a situation worth reporting), whether it is
 enabled, and its parameters. Rules follow Kafka's controller code where it
 departs from the KIP text (facts: `PartitionChangeBuilder`,
 `ReplicationControlManager`); the settings that choose between versions are
-in `kraft_audit/replay/settings.py`.
+in `kraft_audit/core/replay/settings.py`.
 
 A finding becomes a row of the `violations` table with the rule id, KIP,
 severity, topic/partition/broker, the offset of the record that broke it
 (batch-end rules: the last offset of the atomic batch; side inputs: -1) and
 evidence (the partition before and after, the record).
 
-To add a rule: write a function of a `Check` in `kraft_audit/rules/<kip>.py`
+To add a rule: write a function of a `Check` in `kraft_audit/core/rules/<kip>.py`
 decorated with `@rule("<id>", on=..., records=...)`, add its YAML entry, and
 a test where it fires and one where it stays quiet. Site rules need no code:
 an entry with an `expression` over `before`, `after`, `event`, `record`,

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 import cramjam
 from crc32c import crc32c
 
-from kraft_audit.codec import wire
-from kraft_audit.codec.records import (
+from kraft_audit.core.codec import wire
+from kraft_audit.core.codec.records import (
     PREFIX_DECODERS,
     RecordDecodeError,
     decode_control,
     decode_value,
 )
-from kraft_audit.events import KIND_CONTROL, KIND_RECORD, UNKNOWN_RECORD, MetadataEvent, Quarantined
+from kraft_audit.core.events import KIND_CONTROL, KIND_RECORD, UNKNOWN_RECORD, MetadataEvent, Quarantined
 
 HEADER = struct.Struct(">qiibIhiqqqhii")  # the 61-byte v2 header, field by field
 HEADER_SIZE = HEADER.size

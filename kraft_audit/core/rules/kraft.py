@@ -7,10 +7,10 @@ wrong is the record the controller chose to write.
 
 from __future__ import annotations
 
-from kraft_audit.replay.partition import NO_LEADER_CHANGE
-from kraft_audit.replay.settings import MV_3_6_IV0
-from kraft_audit.rules.elections import completes_reassignment
-from kraft_audit.rules.registry import SETS_ASSIGNMENT, SETS_ISR, rule
+from kraft_audit.core.replay.partition import NO_LEADER_CHANGE
+from kraft_audit.core.replay.settings import MV_3_6_IV0
+from kraft_audit.core.rules.elections import completes_reassignment
+from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, SETS_ISR, rule
 
 SNAPSHOT_SUFFIX = ".checkpoint"
 STATE_RECORDS = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")

@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kraft_audit.errors import ReplayError  # noqa: F401 (exported here too)
-from kraft_audit.events import MetadataEvent
-from kraft_audit.replay.partition import Partition
-from kraft_audit.replay.sharded import partition_table
-from kraft_audit.replay.settings import (ELR_FEATURE, METADATA_VERSION, MV_4_0_IV1,
+from kraft_audit.core.events import MetadataEvent
+from kraft_audit.core.replay.partition import Partition
+from kraft_audit.core.replay.sharded import partition_table
+from kraft_audit.core.replay.settings import (ELR_FEATURE, METADATA_VERSION, MV_4_0_IV1,
                                          CoreSettings)
 
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC

@@ -19,10 +19,10 @@ import pickle
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from kraft_audit.replay.settings import CoreSettings
-from kraft_audit.replay.sharded import ShardedDict, first_item, partition_table
-from kraft_audit.replay.state import ClusterState
-from kraft_audit.watch import Watch
+from kraft_audit.core.replay.settings import CoreSettings
+from kraft_audit.core.replay.sharded import ShardedDict, first_item, partition_table
+from kraft_audit.core.replay.state import ClusterState
+from kraft_audit.core.watch import Watch
 
 FORMAT = 2
 _P = pickle.HIGHEST_PROTOCOL
@@ -53,7 +53,7 @@ def take(auditor) -> Snapshot:
 
 
 def restore(snap: Snapshot, catalog, settings: CoreSettings | Mapping[str, Any] | None = None):
-    from kraft_audit.audit import Auditor
+    from kraft_audit.core.audit import Auditor
 
     version, meta = pickle.loads(snap.meta)
     if version != FORMAT:

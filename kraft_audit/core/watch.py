@@ -8,9 +8,9 @@ micro-batch writes back only the shards it changed.
 
 from __future__ import annotations
 
-from kraft_audit.replay.conditions import CONDITIONS, under_replicated
-from kraft_audit.replay.partition import Partition
-from kraft_audit.replay.sharded import ShardedDict, first_item
+from kraft_audit.core.replay.conditions import CONDITIONS, under_replicated
+from kraft_audit.core.replay.partition import Partition
+from kraft_audit.core.replay.sharded import ShardedDict, first_item
 
 # condition name -> ClusterGauges field
 GAUGE_OF = {"under_min_isr": "under_min_isr", "leaderless": "leaderless", "recovering": "unclean_recovery",

@@ -8,15 +8,15 @@
 - `dumplog`: kafka-dump-log output in and out
 """
 
-from kraft_audit.codec.dumplog import format_dump_log, parse_dump_log, to_dump_json
-from kraft_audit.codec.logdir import (
+from kraft_audit.core.codec.dumplog import format_dump_log, parse_dump_log, to_dump_json
+from kraft_audit.core.codec.logdir import (
     LogDirWriter,
     SegmentRead,
     read_log_dir,
     read_meta_properties,
     read_segment,
 )
-from kraft_audit.codec.records import RecordDecodeError, decode_value, encode_value
+from kraft_audit.core.codec.records import RecordDecodeError, decode_value, encode_value
 
 __all__ = [
     "LogDirWriter",

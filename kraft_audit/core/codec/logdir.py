@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kraft_audit.codec import wire
-from kraft_audit.codec.batches import (
+from kraft_audit.core.codec import wire
+from kraft_audit.core.codec.batches import (
     LOG_OVERHEAD,
     Batch,
     BatchProblem,
@@ -32,8 +32,8 @@ from kraft_audit.codec.batches import (
     iter_batches,
     problem_to_quarantined,
 )
-from kraft_audit.codec.records import encode_control, encode_value
-from kraft_audit.events import NO_OFFSET, MetadataEvent, Quarantined
+from kraft_audit.core.codec.records import encode_control, encode_value
+from kraft_audit.core.events import NO_OFFSET, MetadataEvent, Quarantined
 
 METADATA_DIR = "__cluster_metadata-0"
 META_PROPERTIES = "meta.properties"

@@ -8,7 +8,7 @@ previous ELR; Leader -2 means "unchanged".
 
 from __future__ import annotations
 
-from kraft_audit.replay.partition import NO_LEADER, NO_LEADER_CHANGE, RECOVERED, RECOVERING, Partition
+from kraft_audit.core.replay.partition import NO_LEADER, NO_LEADER_CHANGE, RECOVERED, RECOVERING, Partition
 
 
 def record_leader(data: dict) -> int:

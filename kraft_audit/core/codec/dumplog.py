@@ -26,15 +26,15 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from kraft_audit.codec.records import UNKNOWN_TAGGED_FIELDS, encode_body
-from kraft_audit.codec.schemas import (
+from kraft_audit.core.codec.records import UNKNOWN_TAGGED_FIELDS, encode_body
+from kraft_audit.core.codec.schemas import (
     CONTROL_BY_NAME,
     METADATA_BY_TYPE,
     Field,
     MessageSchema,
     fields_for,
 )
-from kraft_audit.events import KIND_CONTROL, KIND_RECORD, UNKNOWN_RECORD, MetadataEvent, Quarantined
+from kraft_audit.core.events import KIND_CONTROL, KIND_RECORD, UNKNOWN_RECORD, MetadataEvent, Quarantined
 
 _PAIR = re.compile(r"(\w+): (\S+)")
 _ERROR = re.compile(r"Error at (-?\d+), skipping\.\s*(.*)")

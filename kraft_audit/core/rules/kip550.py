@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kraft_audit.rules.registry import Finding, rule
+from kraft_audit.core.rules.registry import Finding, rule
 
 METADATA_TOPIC = "__cluster_metadata"
 

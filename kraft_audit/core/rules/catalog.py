@@ -1,9 +1,9 @@
-"""The rule catalog: rules/*.yaml bound to the functions in kraft_audit/rules/.
+"""The rule catalog: rules/*.yaml bound to the functions in kraft_audit/core/rules/.
 
 Each YAML file holds a list of rules (or ``{rules: [...]}``). A rule has id,
 title, kip, severity, kind, enabled, parameters and description. Built-in ids
 bind to a function registered with `@rule`; a rule with an ``expression`` is a
-user rule judged by the safe expression language (kraft_audit.rules.expr).
+user rule judged by the safe expression language (kraft_audit.core.rules.expr).
 Anything wrong — unknown id, unknown or mistyped parameter, bad expression,
 duplicate id — raises `CatalogError` naming the file and the rule.
 """
@@ -17,9 +17,9 @@ from typing import Any, Callable
 import yaml
 
 from kraft_audit.errors import CatalogError  # noqa: F401 (exported here too)
-from kraft_audit.rules import registry
-from kraft_audit.rules.expr import ExpressionError, compile_expression
-from kraft_audit.rules.registry import (IMPLEMENTATIONS, ON_PARTITION, SCOPE_PARTITION, Finding,
+from kraft_audit.core.rules import registry
+from kraft_audit.core.rules.expr import ExpressionError, compile_expression
+from kraft_audit.core.rules.registry import (IMPLEMENTATIONS, ON_PARTITION, SCOPE_PARTITION, Finding,
                                         RuleImpl)
 
 SEVERITIES = ("critical", "error", "warning", "info")
@@ -106,7 +106,7 @@ def catalog_from_files(files: dict[str, str], directory: str = "<shipped>") -> C
 
 def _load_implementations() -> None:
     # Importing the modules registers their rules.
-    from kraft_audit.rules import input_problems, kip550, kip704, kip966, kraft  # noqa: F401
+    from kraft_audit.core.rules import input_problems, kip550, kip704, kip966, kraft  # noqa: F401
 
 
 def _entries(name: str, text: str) -> list[dict]:

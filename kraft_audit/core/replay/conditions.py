@@ -18,8 +18,8 @@
 
 from __future__ import annotations
 
-from kraft_audit.replay.partition import NO_LEADER, RECOVERING, Partition
-from kraft_audit.replay.state import ClusterState
+from kraft_audit.core.replay.partition import NO_LEADER, RECOVERING, Partition
+from kraft_audit.core.replay.state import ClusterState
 
 UNDER_MIN_ISR = 1
 LEADERLESS = 2

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kraft_audit.rules.registry import SCOPE_CLUSTER, rule
+from kraft_audit.core.rules.registry import SCOPE_CLUSTER, rule
 
 
 def _when(code: str):

@@ -174,7 +174,7 @@ class ShardedDict:
 
 def partition_table(blobs: dict[int, bytes] | None = None) -> ShardedDict:
     """(topic_id, partition) -> Partition, each stored as the tuple of its fields."""
-    from kraft_audit.replay.partition import Partition
+    from kraft_audit.core.replay.partition import Partition
 
     slots = Partition.__slots__
 

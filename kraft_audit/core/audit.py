@@ -16,22 +16,22 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from kraft_audit.events import (KIND_LOG_DIRS, KIND_RECORD, KIND_REGISTRATION, MetadataEvent,
+from kraft_audit.core.events import (KIND_LOG_DIRS, KIND_RECORD, KIND_REGISTRATION, MetadataEvent,
                                 Quarantined)
-from kraft_audit.outputs import BrokerRow, ClusterGauges, ConditionChange, PartitionRow, Violation
-from kraft_audit.replay.conditions import LEADERLESS, UNDER_MIN_ISR, condition_mask
-from kraft_audit.replay.partition import RECOVERED, RECOVERING, Partition
-from kraft_audit.replay.settings import MV_4_0_IV1, CoreSettings
-from kraft_audit.replay.state import (MIN_ISR, TOPIC_RESOURCE, UNCLEAN_ELECTION,
+from kraft_audit.core.rows import BrokerRow, ClusterGauges, ConditionChange, PartitionRow, Violation
+from kraft_audit.core.replay.conditions import LEADERLESS, UNDER_MIN_ISR, condition_mask
+from kraft_audit.core.replay.partition import RECOVERED, RECOVERING, Partition
+from kraft_audit.core.replay.settings import MV_4_0_IV1, CoreSettings
+from kraft_audit.core.replay.state import (MIN_ISR, TOPIC_RESOURCE, UNCLEAN_ELECTION,
                                       UNKNOWN_BEFORE_HISTORY, ClusterState, ReplayError)
-from kraft_audit.rules.catalog import Catalog, RuleSpec
-from kraft_audit.rules.check import BatchInfo, BrokerChange, Check, Registered, RegistrationMatch
-from kraft_audit.rules.elections import elected_leader, is_unclean_election
-from kraft_audit.rules.registry import (ALL_SHAPES, ON_BATCH_END, ON_INPUT, ON_LOG_DIRS,
+from kraft_audit.core.rules.catalog import Catalog, RuleSpec
+from kraft_audit.core.rules.check import BatchInfo, BrokerChange, Check, Registered, RegistrationMatch
+from kraft_audit.core.rules.elections import elected_leader, is_unclean_election
+from kraft_audit.core.rules.registry import (ALL_SHAPES, ON_BATCH_END, ON_INPUT, ON_LOG_DIRS,
                                         ON_PARTITION, ON_PARTITION_BATCH_END, ON_REGISTRATION,
                                         ON_REGISTRATION_TIMEOUT, PARTITION_RECORDS, SCOPE_CLUSTER,
                                         SETS_LEADER, Finding, change_shape)
-from kraft_audit.watch import Watch
+from kraft_audit.core.watch import Watch
 
 _PARTITION_TYPES = frozenset(PARTITION_RECORDS)
 _FENCING_TYPES = frozenset({"FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD"})
@@ -189,14 +189,14 @@ class Auditor:
 
     def to_bytes(self) -> bytes:
         """The whole auditor as one blob (the streaming job stores its parts: see snapshot.py)."""
-        from kraft_audit import snapshot
+        from kraft_audit.core import snapshot
 
         return snapshot.to_bytes(snapshot.take(self))
 
     @classmethod
     def from_bytes(cls, data: bytes, catalog: Catalog,
                    settings: CoreSettings | Mapping[str, Any] | None = None) -> Auditor:
-        from kraft_audit import snapshot
+        from kraft_audit.core import snapshot
 
         return snapshot.restore(snapshot.from_bytes(data), catalog, settings)
 

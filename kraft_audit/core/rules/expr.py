@@ -17,7 +17,7 @@ import ast
 import operator
 from typing import Any, Callable
 
-from kraft_audit.replay.partition import Partition
+from kraft_audit.core.replay.partition import Partition
 from kraft_audit.errors import ExpressionError  # noqa: F401 (exported here too)
 
 PARTITION_FIELDS = frozenset(Partition.__slots__)

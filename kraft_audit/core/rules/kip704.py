@@ -7,11 +7,11 @@ leader reports RECOVERED through AlterPartition.
 
 from __future__ import annotations
 
-from kraft_audit.replay.partition import (NO_LEADER, NO_LEADER_CHANGE, NO_RECOVERY_CHANGE, RECOVERED,
+from kraft_audit.core.replay.partition import (NO_LEADER, NO_LEADER_CHANGE, NO_RECOVERY_CHANGE, RECOVERED,
                                           RECOVERING)
-from kraft_audit.replay.settings import MV_3_2_IV0
-from kraft_audit.rules.elections import cleanly_electable
-from kraft_audit.rules.registry import (IS_RECOVERING, PARTITION_RECORDS, SETS_LEADER,
+from kraft_audit.core.replay.settings import MV_3_2_IV0
+from kraft_audit.core.rules.elections import cleanly_electable
+from kraft_audit.core.rules.registry import (IS_RECOVERING, PARTITION_RECORDS, SETS_LEADER,
                                         SETS_RECOVERY_STATE, rule)
 
 CHANGE = ("PARTITION_CHANGE_RECORD",)

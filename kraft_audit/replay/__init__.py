@@ -1,7 +1,0 @@
-"""Replay: the cluster state a KRaft controller's metadata log describes."""
-
-from kraft_audit.replay.partition import Partition
-from kraft_audit.replay.settings import CoreSettings
-from kraft_audit.replay.state import Broker, Change, ClusterState, ReplayError
-
-__all__ = ["CoreSettings", "Broker", "Change", "ClusterState", "Partition", "ReplayError"]

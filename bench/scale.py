@@ -96,7 +96,7 @@ def bench_core(log: Path) -> dict:
 
 
 def worst_case_log(path: Path, partitions: int, changes: int) -> int:
-    from kraft_audit.sim.bulk import BulkLog
+    from kraft_audit.testing.bulk import BulkLog
 
     log = BulkLog(path, partitions, fault_every=1000)
     n = log.bootstrap() + log.changes(changes, per_batch=100)
@@ -115,7 +115,7 @@ def operator_call(work: Path, n: int, buckets: int, changes: int) -> dict:
 
     from kraft_audit.core.codec.logdir import read_log_dir
     from kraft_audit.core.events import MetadataEvent
-    from kraft_audit.sim.bulk import BulkLog
+    from kraft_audit.testing.bulk import BulkLog
     from kraft_audit.spark import event_rows
     from kraft_audit.spark import operator as op
 
@@ -159,7 +159,7 @@ class Steady:
     while a 1-second-trigger query tails the log."""
 
     def __init__(self, spark, cfg: dict, log_path: Path, partitions: int, rate: float, seconds: float):
-        from kraft_audit.sim.bulk import BulkLog
+        from kraft_audit.testing.bulk import BulkLog
         from kraft_audit.spark.job import AuditJob
 
         self.log = BulkLog(log_path, partitions, seed=7)  # resumes after the bootstrap
@@ -247,7 +247,7 @@ def restart(cfg: dict, log_path: Path, partitions: int, records: int) -> dict:
     """A new process resumes from the checkpoint after `records` more changes."""
     import json
 
-    from kraft_audit.sim.bulk import BulkLog
+    from kraft_audit.testing.bulk import BulkLog
 
     log = BulkLog(log_path, partitions, seed=11)
     log.ms = int(time.time() * 1000)
@@ -270,7 +270,7 @@ def kill_check(spark, work: Path, partitions: int, buckets: int, per_trigger: in
     bootstrap and resumed from its checkpoint leaves the same tables as an uninterrupted
     run, and every record is applied, a duplicate or quarantined once."""
     from kraft_audit.config import load_config
-    from kraft_audit.sim.bulk import BulkLog
+    from kraft_audit.testing.bulk import BulkLog
     from kraft_audit.testing.crash_check import comparable_rows, run_then_kill_9
     from kraft_audit.spark.job import AuditJob
 
@@ -366,7 +366,7 @@ def main() -> int:
 
         rows = []
         for n in sizes:
-            from kraft_audit.sim.bulk import BulkLog
+            from kraft_audit.testing.bulk import BulkLog
 
             path = work / f"n{n}"
             t0 = time.perf_counter()

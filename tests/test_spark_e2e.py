@@ -295,7 +295,7 @@ def test_kill_9_in_the_middle_of_a_bootstrap_then_restart_gives_an_uninterrupted
     state saved shard by shard: killed after a few micro-batches and resumed
     from the checkpoint (in another process, so no live auditor survives), the
     tables equal those of an uninterrupted run and every record is counted once."""
-    from kraft_audit.sim.bulk import BulkLog
+    from kraft_audit.testing.bulk import BulkLog
 
     log = BulkLog(tmp_path / "log", 3000, fault_every=250, batch=100)
     bootstrap = log.bootstrap()

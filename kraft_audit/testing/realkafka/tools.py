@@ -9,10 +9,17 @@ import re
 import subprocess
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from kraft_audit.testing.realkafka.cluster import KafkaCluster
+
+class ToolTarget(Protocol):
+    """What the tools need of a cluster (realkafka.cluster.KafkaCluster has it)."""
+
+    jars: Path
+    workdir: Path
+
+    @property
+    def bootstrap(self) -> str: ...
 
 TOOL_JVM_OPTS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
                  "-Djava.awt.headless=true"]
@@ -60,7 +67,7 @@ class ToolError(RuntimeError):
 class KafkaTools:
     """The CLI tools of one cluster's Kafka version, pointed at its brokers."""
 
-    def __init__(self, cluster: "KafkaCluster"):
+    def __init__(self, cluster: ToolTarget):
         self.cluster = cluster
 
     def run(self, main: str | tuple[str, ...], *args: str, timeout: float = 180.0,

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import os
 import re
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import DeltaTable, QueryBuilder
 
 from kraft_audit.core.replay.partition import RECOVERING, recovery_state_name
 from kraft_audit.core.rules.elections import is_unclean_election
 from kraft_audit.errors import MissingTable, UnknownName  # noqa: F401 (exported here too)
+from kraft_audit.tables import CONDITIONS, GAUGES, PARTITION_HISTORY, VIOLATIONS
+from kraft_audit.tables.read import count_rows, read_rows, read_table  # noqa: F401 (notebooks)
 
 
 @dataclass(frozen=True)
@@ -39,50 +39,10 @@ class Since:
         return None if newest_ms is None else newest_ms - self.lookback_ms
 
 
-def read_table(tables_root: str, table: str, columns: list[str] | None = None) -> pa.Table:
-    """A whole Delta table as Arrow, read by delta-rs's DataFusion engine.
-
-    Not `to_pyarrow_dataset`: with deltalake 1.6.6 and pyarrow 26 a process
-    that scanned through it aborts at exit ("terminate called without an
-    active exception"), and filters pushed into it fail on the string_view
-    columns delta-rs merges write. Those columns are cast back to string.
-    """
-    path = os.path.join(tables_root, table)
-    if not DeltaTable.is_deltatable(path):
-        raise MissingTable(
-            f"no Delta table {table!r} under {tables_root} "
-            "(is it the `tables` directory of a kraft-audit run?)"
-        )
-    selected = ", ".join(f'"{c}"' for c in columns) if columns else "*"
-    reader = QueryBuilder().register("t", DeltaTable(path)).execute(f"select {selected} from t")
-    result = pa.table(reader.read_all())
-    plain = pa.schema(
-        f.with_type(pa.string()) if pa.types.is_string_view(f.type) else f for f in result.schema
-    )
-    return result.cast(plain)
-
-
-def count_rows(tables_root: str, table: str) -> int:
-    """How many rows a Delta table holds (MissingTable when there is none)."""
-    path = os.path.join(tables_root, table)
-    if not DeltaTable.is_deltatable(path):
-        raise MissingTable(f"no Delta table {table!r} under {tables_root}")
-    reader = QueryBuilder().register("t", DeltaTable(path)).execute("select count(*) as n from t")
-    return pa.table(reader.read_all())["n"][0].as_py()
-
-
-def read_rows(tables_root: str, table: str, columns: list[str] | None = None) -> list[dict]:
-    """A table's rows as dicts (read_table's), or none when it was not written yet."""
-    try:
-        return read_table(tables_root, table, columns).to_pylist()
-    except MissingTable:
-        return []
-
-
 def partial_logs(tables: str, cluster: str | None = None) -> list[str]:
     """A line per cluster whose log starts mid-history (its gauges say where)."""
     starts: dict[str, int] = {}
-    for row in read_rows(tables, "gauges"):
+    for row in read_rows(tables, GAUGES):
         start = row.get("history_from_offset")
         if start is not None and start >= 0 and cluster in (None, row["cluster_id"]):
             starts[row["cluster_id"]] = min(start, starts.get(row["cluster_id"], start))
@@ -94,7 +54,7 @@ def newest_record_ms(tables_root: str) -> dict[str, int]:
     """Each cluster's newest record time (CreateTime), from the `gauges` table:
     the same `last_timestamp_ms` that `check` and /metrics report."""
     newest: dict[str, int] = {}
-    for row in read_table(tables_root, "gauges", ["cluster_id", "last_timestamp_ms"]).to_pylist():
+    for row in read_table(tables_root, GAUGES, ["cluster_id", "last_timestamp_ms"]).to_pylist():
         if row["last_timestamp_ms"] is not None:
             cluster = row["cluster_id"]
             newest[cluster] = max(newest.get(cluster, row["last_timestamp_ms"]), row["last_timestamp_ms"])
@@ -110,7 +70,7 @@ def under_min_isr(tables_root: str, since: Since | None = None, cluster: str | N
     if cluster:
         where &= pc.field("cluster_id") == cluster
     rows = []
-    for row in read_table(tables_root, "conditions").filter(where).to_pylist():
+    for row in read_table(tables_root, CONDITIONS).filter(where).to_pylist():
         end_ms = row["end_ms"] if row["end_ms"] is not None else newest.get(row["cluster_id"])
         if not _in_window(end_ms, since, newest.get(row["cluster_id"])):
             continue
@@ -126,7 +86,7 @@ def unclean_elections(tables_root: str, since: Since | None = None, cluster: str
     partition turned from RECOVERED into RECOVERING), newest first, with the
     partition as it was just before: ISR, ELR, LastKnownElr and leader."""
     newest = _clusters(tables_root, cluster)
-    history = read_table(tables_root, "partition_history")
+    history = read_table(tables_root, PARTITION_HISTORY)
     where = pc.field("leader_recovery_state") == RECOVERING
     if cluster:
         where &= pc.field("cluster_id") == cluster
@@ -168,7 +128,7 @@ def partition_at(
     if cluster:
         where &= pc.field("cluster_id") == cluster
     _clusters(tables_root, cluster)
-    history = read_table(tables_root, "partition_history")
+    history = read_table(tables_root, PARTITION_HISTORY)
     _require_partition(history, topic, partition, cluster)
     latest: dict[str, dict] = {}
     for row in history.filter(where).to_pylist():
@@ -192,7 +152,7 @@ def violations(
     rule id that is neither in `known_rules` (the catalog) nor in the table is
     an UnknownName, not an empty answer."""
     newest = _clusters(tables_root, cluster)
-    table = read_table(tables_root, "violations")
+    table = read_table(tables_root, VIOLATIONS)
     where = pc.scalar(True)
     if rule:
         seen = set(pc.unique(table.column("rule_id")).to_pylist())

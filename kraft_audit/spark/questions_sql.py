@@ -14,10 +14,9 @@ parameter marker (named or positional) as UNBOUND_SQL_PARAMETER.
 
 from __future__ import annotations
 
-import os
-
 from kraft_audit.questions import Since
-from kraft_audit.spark.tables import TABLES
+from kraft_audit.tables import TABLES, table
+from kraft_audit.tables.read import spark_frame
 
 # Each cluster's newest record time: "now" for open intervals and --since.
 _NEWEST = """newest AS (
@@ -92,8 +91,7 @@ ORDER BY v.cluster_id, `offset`, rule_id, violation_id
 def register_tables(spark, tables_root: str, names=tuple(TABLES)) -> None:
     """Tables of a run (all by default) as temporary views of the same name."""
     for name in names:
-        path = os.path.join(tables_root, name)
-        spark.read.format("delta").load(path).createOrReplaceTempView(name)
+        spark_frame(spark, tables_root, name).createOrReplaceTempView(table(name).name)
 
 
 def literal(value) -> str:

@@ -1,0 +1,69 @@
+"""Each Delta table declared once (kraft_audit/tables/): the schema, the docs and
+the questions come from the declarations; rows that lack a column are refused."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+
+from kraft_audit import tables
+from kraft_audit.core.rows import BrokerRow, Violation
+
+
+def test_every_column_comes_from_a_declared_row_field_or_the_sink():
+    for spec in tables.TABLES.values():
+        declared = {f.name: f.metadata for f in fields(spec.row)}
+        for field in spec.schema:
+            if field.name in tables.SINK_COLUMNS:
+                assert not field.nullable, (spec.name, field.name)
+                continue
+            assert field.nullable == (not declared[field.name]["key"]), (spec.name, field.name)
+        assert set(spec.core_schema.names) == set(declared), spec.name
+        for key in (*spec.keys, *spec.partition_by):
+            assert not spec.schema.field(key).nullable, (spec.name, key)
+
+
+def test_a_row_without_a_column_is_an_error_naming_table_and_column(output_rows):
+    row = output_rows.violation(1)
+    del row["evidence"]
+    with pytest.raises(tables.MissingColumn, match="table violations: .*'evidence'"):
+        tables.core_to_arrow("violations", [row])
+
+    class NoEvidence:  # an object lacking an attribute is no better
+        def __init__(self, violation: Violation):
+            for f in fields(Violation):
+                if f.name != "evidence":
+                    setattr(self, f.name, getattr(violation, f.name))
+
+    with pytest.raises(tables.MissingColumn, match="table violations: .*'evidence'"):
+        tables.core_to_arrow(tables.VIOLATIONS, [NoEvidence(Violation(**output_rows.violation(1)))])
+
+
+def test_row_objects_and_dicts_give_the_same_arrow(output_rows):
+    as_dict = output_rows.broker(1, 5)
+    assert tables.core_to_arrow("brokers", [BrokerRow(**as_dict)]) == \
+        tables.core_to_arrow("brokers", [as_dict])
+    progress = tables.core_to_arrow("progress", [output_rows.progress(0, 9)])
+    assert progress.column("clusters").type == tables.PROGRESS.schema.field("clusters").type
+
+
+def test_each_operator_output_feeds_tables_of_its_row_type():
+    for spec in tables.TABLES.values():
+        if spec.source is not None:
+            assert tables.OUTPUTS[spec.source].row is spec.row
+            output = tables.OUTPUTS[spec.source]
+            if output.arrow:  # sent as Arrow: exactly the table's core columns
+                assert output.schema == spec.core_schema, spec.name
+            else:
+                assert set(output.schema) == set(spec.core_schema), spec.name
+
+
+def test_the_tables_package_imports_no_spark_and_delta_only_to_read():
+    from test_core_boundary import PACKAGE, imported_modules
+
+    for path in sorted((PACKAGE / "tables").glob("*.py")):
+        modules = imported_modules(path)
+        assert not any(m.split(".")[0] in ("pyspark", "delta") for m in modules), path.name
+        if path.name != "read.py":
+            assert not any(m.split(".")[0] == "deltalake" for m in modules), path.name

@@ -9,6 +9,7 @@ import pytest
 
 from kraft_audit import tables
 from kraft_audit.core.rows import BrokerRow, Violation
+from kraft_audit.tables import questions as q
 
 
 def test_every_column_comes_from_a_declared_row_field_or_the_sink():
@@ -57,6 +58,20 @@ def test_each_operator_output_feeds_tables_of_its_row_type():
                 assert output.schema == spec.core_schema, spec.name
             else:
                 assert set(output.schema) == set(spec.core_schema), spec.name
+
+
+def test_one_question_text_renders_for_both_engines():
+    since = q.Since(lookback_ms=7_000)
+    spark = q.render(q.VIOLATIONS_IN, "spark", since, rule="it's", severity=None, cluster=None)
+    datafusion = q.render(q.VIOLATIONS_IN, "datafusion", since, rule="it's", severity=None,
+                          cluster=None)
+    assert "`offset`" in spark and "\\'" in spark and "'it\\'s'" in spark
+    assert '"offset"' in datafusion and "'it''s'" in datafusion and "`" not in datafusion
+    assert "(newest_ms - 7000)" in spark and "(newest_ms - 7000)" in datafusion
+    assert "array()" in q.render(q.UNCLEAN_ELECTIONS, "spark", cluster=None)
+    assert "make_array()" in q.render(q.UNCLEAN_ELECTIONS, "datafusion", cluster=None)
+    with pytest.raises(TypeError, match="parameters"):
+        q.render(q.UNDER_MIN_ISR, "spark")
 
 
 def test_the_tables_package_imports_no_spark_and_delta_only_to_read():

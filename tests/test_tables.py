@@ -4,12 +4,21 @@ the questions come from the declarations; rows that lack a column are refused.""
 from __future__ import annotations
 
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
 
 from kraft_audit import tables
 from kraft_audit.core.rows import BrokerRow, Violation
 from kraft_audit.tables import questions as q
+
+
+def test_docs_tables_md_sections_are_rendered_from_the_declarations():
+    from kraft_audit.tables.docs import render
+
+    docs = Path(__file__).resolve().parents[1] / "docs" / "tables.md"
+    text = docs.read_text()
+    assert text == render(text), "run: python -m kraft_audit.tables.docs docs/tables.md"
 
 
 def test_every_column_comes_from_a_declared_row_field_or_the_sink():

@@ -60,7 +60,7 @@ def columns() -> str:
         docs = spec.docs()
         for f in spec.schema:
             kind = "key" if not f.nullable else ""
-            doc = SINK[f.name].doc if f.name in SINK else docs.get(f.name, "")
+            doc = docs[f.name]
             if f.name in SINK:
                 kind = (kind + ", sink").strip(", ")
             parts.append(f"| `{f.name}` | `{_type(f.type)}` | {kind} | {_cell(doc)} |\n")

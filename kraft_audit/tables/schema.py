@@ -8,8 +8,8 @@ the shell's own rows) whose fields carry their column type, key flag and
 description, plus what the sink adds (`SINK_COLUMNS`: `batch_id`, the
 micro-batch that wrote the row; `date`, a partition column derived from the
 record time; `app_id`; `ingested_ms`). A new table is a row type and a
-`Table` here, the operator emitting its rows, and `make docs` (docs/tables.md
-is rendered from these declarations by kraft_audit/tables/docs.py).
+`Table` here, and the operator emitting its rows; then `python -m
+kraft_audit.tables.docs docs/tables.md` renders its section of the doc.
 
 Plain pyarrow: no Spark, no Delta.
 """
@@ -181,9 +181,8 @@ class Table:
         return self.name
 
     def docs(self) -> dict[str, str]:
-        out = column_docs(self.row)
-        out.update((name, SINK[name].doc) for name in self.sink if name not in ("batch_id",))
-        return out
+        """Column -> its description (the row's fields, then the sink's columns)."""
+        return {**column_docs(self.row), **{name: SINK[name].doc for name in self.sink}}
 
 
 VIOLATIONS = Table(

@@ -257,9 +257,11 @@ def timeline_from_tables(tables_root: str, topic: str, partition: int,
     Without broker events: the `brokers` table keeps only each broker's latest
     row. Reads the tables whole (delta-rs), then keeps the partition's rows.
     """
-    from kraft_audit.questions import read_table  # deltalake: only when tables are asked for
+    # deltalake: only when tables are asked for
+    from kraft_audit.tables import CONDITIONS, PARTITION_HISTORY, VIOLATIONS
+    from kraft_audit.tables.read import read_table
 
-    history = [r for r in read_table(tables_root, "partition_history").to_pylist()
+    history = [r for r in read_table(tables_root, PARTITION_HISTORY).to_pylist()
                if cluster is None or r["cluster_id"] == cluster]
     if not history:
         raise TimelineError(f"no partition_history rows under {tables_root}"
@@ -279,14 +281,14 @@ def timeline_from_tables(tables_root: str, topic: str, partition: int,
     timeline = Timeline(cluster_id, topic, partition, [_row(PartitionRow, r) for r in rows], [], [],
                         last_offset=last_offset, last_timestamp_ms=last_ms)
     replicas = set(timeline.replicas)
-    violations = [_row(Violation, r) for r in read_table(tables_root, "violations").to_pylist()
+    violations = [_row(Violation, r) for r in read_table(tables_root, VIOLATIONS).to_pylist()
                   if r["cluster_id"] == cluster_id]
     timeline.violations = sorted(
         (v for v in violations if (v.topic_id in topic_ids and v.partition == partition)
          or (v.partition is None and v.broker_id in replicas)),
         key=lambda v: (v.offset, v.violation_id))
     timeline.conditions = _latest_intervals(
-        _row(ConditionChange, r) for r in read_table(tables_root, "conditions").to_pylist()
+        _row(ConditionChange, r) for r in read_table(tables_root, CONDITIONS).to_pylist()
         if r["cluster_id"] == cluster_id and r["topic_id"] in topic_ids
         and r["partition"] == partition)
     return timeline
@@ -294,11 +296,12 @@ def timeline_from_tables(tables_root: str, topic: str, partition: int,
 
 def _log_end(tables_root: str, cluster_id: str, history: list[dict]) -> tuple[int, int]:
     """The newest offset the job audited (its `progress` rows), else the newest partition change."""
-    from kraft_audit.questions import MissingTable, read_table
+    from kraft_audit.tables import PROGRESS
+    from kraft_audit.tables.read import MissingTable, read_table
 
     ends = [(r["offset"], r["timestamp_ms"]) for r in history if r["cluster_id"] == cluster_id]
     try:
-        for batch in read_table(tables_root, "progress", ["clusters"]).to_pylist():
+        for batch in read_table(tables_root, PROGRESS, ["clusters"]).to_pylist():
             ends += [(c["max_offset"], c["last_timestamp_ms"]) for c in batch["clusters"] or []
                      if c["cluster_id"] == cluster_id and c["max_offset"] is not None]
     except MissingTable:

@@ -16,7 +16,7 @@ from kraft_audit.cli.main import main
 from kraft_audit.core.rules import load_catalog
 from kraft_audit.sim import load_scenario, simulate
 from kraft_audit.spark.sinks import DeltaSinks
-from kraft_audit.spark.tables import core_to_arrow
+from kraft_audit.tables import core_to_arrow
 
 INCIDENT = Path(__file__).parent / "fixtures" / "timeline-incident.yaml"
 

@@ -23,7 +23,7 @@ from kraft_audit.spark import questions_sql
 from kraft_audit.spark.job import AuditJob
 from kraft_audit.spark.session import DELTA_VERSION, delta_spark_jars
 from kraft_audit.spark.sinks import DeltaSinks
-from kraft_audit.spark.tables import TABLES
+from kraft_audit.tables import TABLES
 
 pytestmark = pytest.mark.spark
 

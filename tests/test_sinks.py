@@ -7,7 +7,7 @@ import pytest
 from deltalake import DeltaTable
 
 from kraft_audit.spark.sinks import DELTA_SPARK_PACKAGE, DeltaSinks
-from kraft_audit.spark.tables import TABLES
+from kraft_audit.tables import TABLES
 
 
 def read(root, table: str) -> list[dict]:
@@ -208,9 +208,9 @@ def test_brokers_and_gauges_merge_on_their_keys(sinks, tmp_path, output_rows):
 
 def test_a_merged_table_written_by_an_older_release_gains_the_new_columns(tmp_path, output_rows):
     """The gauges table of a release before reassignment_stalled existed, continued."""
-    from kraft_audit.spark.tables import GAUGES
+    from kraft_audit.tables import GAUGES
 
-    old = GAUGES.remove(GAUGES.get_field_index("reassignment_stalled"))
+    old = GAUGES.schema.remove(GAUGES.schema.get_field_index("reassignment_stalled"))
     DeltaTable.create(str(tmp_path / "gauges"), old, partition_by=None)
     DeltaSinks(str(tmp_path), app_id="query-1").write_batch(
         0, {"gauges": [output_rows.gauges(0, reassignment_stalled=2, under_min_isr=1)]})
@@ -276,7 +276,7 @@ def test_run_with_delta_spark_but_no_jars_is_a_usage_error(tmp_path, monkeypatch
 def as_core_arrow(batch: dict[str, list[dict]]) -> dict:
     """The batch as the streaming job hands it over: core-column Arrow tables
     (gauges and progress stay row dicts)."""
-    from kraft_audit.spark.tables import core_to_arrow
+    from kraft_audit.tables import core_to_arrow
 
     return {
         name: rows if name in ("gauges", "progress") else core_to_arrow(name, rows)
@@ -313,7 +313,7 @@ def test_arrow_tables_are_written_like_row_dicts(tmp_path, output_rows):
 
 
 def test_arrow_rows_without_a_key_are_refused(sinks, output_rows):
-    from kraft_audit.spark.tables import core_to_arrow
+    from kraft_audit.tables import core_to_arrow
 
     data = core_to_arrow("violations", [output_rows.violation(1, cluster_id=None)])
     with pytest.raises(ValueError, match="column cluster_id is null"):
@@ -323,7 +323,7 @@ def test_arrow_rows_without_a_key_are_refused(sinks, output_rows):
 def dedupe_latest(table: str, rows: list[dict]) -> list[dict]:
     """The reference: one row per key, the highest `order_by` (null lowest; on
     ties the later row), written the plain way."""
-    from kraft_audit.spark.tables import TABLES
+    from kraft_audit.tables import TABLES
 
     spec = TABLES[table]
 
@@ -342,7 +342,7 @@ def dedupe_latest(table: str, rows: list[dict]) -> list[dict]:
 def test_dedupe_latest_arrow_keeps_what_dedupe_latest_keeps(output_rows):
     import random
 
-    from kraft_audit.spark.tables import core_to_arrow, dedupe_latest_arrow
+    from kraft_audit.tables import core_to_arrow, dedupe_latest_arrow
 
     rnd = random.Random(7)
     partitions = [
@@ -366,7 +366,7 @@ def test_dedupe_latest_arrow_keeps_what_dedupe_latest_keeps(output_rows):
 
 def test_every_table_is_fed_by_an_operator_output_its_spec_names():
     from kraft_audit.spark import operator as op
-    from kraft_audit.spark.tables import routes
+    from kraft_audit.tables import routes
 
     outputs = {op.T_VIOLATIONS, op.T_CONDITIONS, op.T_PARTITIONS, op.T_BROKERS, op.T_QUARANTINE,
                op.T_GAUGES}

@@ -209,7 +209,7 @@ def test_output_tables_travel_as_arrow_of_their_core_columns(sim):
     columns (built in the worker); gauges and stats stay pickled dicts."""
     import pyarrow as pa
 
-    from kraft_audit.spark import tables
+    from kraft_audit import tables
 
     result, log, _side = sim
     state = new_state()

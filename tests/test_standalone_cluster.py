@@ -27,7 +27,7 @@ from kraft_audit.questions import read_table
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark.job import AuditJob
-from kraft_audit.spark.tables import TABLES
+from kraft_audit.tables import TABLES
 from services import Service, free_port, wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark]

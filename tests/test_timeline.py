@@ -30,7 +30,7 @@ from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.rules import load_catalog
 from kraft_audit.sim import load_scenario, simulate
 from kraft_audit.spark.sinks import DeltaSinks
-from kraft_audit.spark.tables import core_to_arrow
+from kraft_audit.tables import core_to_arrow
 from kraft_audit.timeline import (CONTROLLED_SHUTDOWN, FENCED, REGISTERED, UNFENCED, TimelineError,
                                   partition_timeline, timeline_from_tables)
 from kraft_audit.timeline_draw import (LAST_KNOWN_ELR_COLOR, RECOVERY_COLORS, ROLE_COLORS, figure,

@@ -128,14 +128,16 @@ def _shown(path: Path) -> str:
     return relative if not relative.startswith("..") else str(path)
 
 
-def _rows(cfg: dict, table: str) -> list[dict]:
-    from kraft_audit.questions import read_table
+def _rows(cfg: dict, table) -> list[dict]:
+    from kraft_audit.tables.read import read_table
 
     return read_table(cfg["tables"], table).to_pylist()
 
 
 def _report(cfg: dict, result, metrics_url: str) -> bool:
-    violations = _rows(cfg, "violations")
+    from kraft_audit.tables import CONDITIONS, QUARANTINE, VIOLATIONS
+
+    violations = _rows(cfg, VIOLATIONS)
     print("\n3. what the auditor found")
     print("   injected bug                        rule it must break                  found")
     found_all = True
@@ -149,11 +151,11 @@ def _report(cfg: dict, result, metrics_url: str) -> bool:
     print("\n   violations by rule:")
     for (rule, severity), n in sorted(Counter((v["rule_id"], v["severity"]) for v in violations).items()):
         print(f"   {n:>4}  {rule} ({severity})")
-    conditions = _rows(cfg, "conditions")
+    conditions = _rows(cfg, CONDITIONS)
     still_open = [c for c in conditions if c["end_offset"] is None]
     print(f"\n   condition intervals: {len(conditions)} ({len(still_open)} still open: "
           f"{', '.join(sorted(Counter(c['condition'] for c in still_open)))})")
-    quarantine = _rows(cfg, "quarantine")
+    quarantine = _rows(cfg, QUARANTINE)
     print(f"   quarantined input: {len(quarantine)}")
     try:
         scrape = urllib.request.urlopen(metrics_url, timeout=5).read().decode()

@@ -190,9 +190,10 @@ def empty_sources(sources: dict) -> list[str]:
 def require_applied(cfg: dict, writer) -> None:
     """A first --once run that applied no record read only unusable input: an
     input error, not an empty audit (a later run may rightly find nothing new)."""
-    from kraft_audit.questions import read_rows
+    from kraft_audit.tables import PROGRESS
+    from kraft_audit.tables.read import read_rows
 
-    rows = read_rows(cfg["tables"], "progress", ["app_id", "applied"])
+    rows = read_rows(cfg["tables"], PROGRESS, ["app_id", "applied"])
     if not sum(r["applied"] for r in rows if r["app_id"] == writer.app_id):
         raise UsageError(f"no usable record in the inputs: nothing applied, "
                          f"{writer.totals.get('quarantine', 0)} quarantined (the quarantine table "

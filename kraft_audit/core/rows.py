@@ -1,32 +1,50 @@
 """Rows the auditor's core emits and the sinks write, one dataclass per table.
 
-The core fills these; the Spark shell turns lists of them into Arrow tables
-(`kraft_audit.spark.tables`) and writes them to Delta. Keys are deterministic
-so a replayed micro-batch produces the same rows and merges stay idempotent.
+The core fills these; `kraft_audit.tables` declares a Delta table on each and
+turns lists of them into Arrow. Every field says its column type, whether it
+is a key (never null) and what it means (`column`): the Arrow schema and
+docs/tables.md are derived from that, so this module stays free of pyarrow.
+Keys are deterministic so a replayed micro-batch produces the same rows and
+merges stay idempotent.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
+
+# Column types, by the names `kraft_audit.tables` maps to Arrow types.
+STRING, BINARY, BOOL = "string", "binary", "bool"
+INT8, INT32, INT64, FLOAT64 = "int8", "int32", "int64", "float64"
+BROKER_IDS = "list<int32>"
+
+
+def column(type_: str, doc: str = "", *, key: bool = False, default=MISSING,
+           default_factory=MISSING):
+    """A dataclass field that is a table column: its type (`STRING`, `INT64`,
+    `list<int32>`, `map<string,int64>`, ...), whether it is a key (a column
+    that identifies the row or partitions the table: never null), and a short
+    description for docs/tables.md."""
+    return field(default=default, default_factory=default_factory,
+                 metadata={"type": type_, "key": key, "doc": doc})
 
 
 @dataclass(slots=True)
 class Violation:
     """A broken invariant (table `violations`, append)."""
 
-    violation_id: str  # f"{cluster_id}/{rule_id}/{offset}/{topic_id}/{partition}/{broker_id}"
-    rule_id: str
-    kip: str  # "KIP-704", "KIP-966", "KIP-550", "user"
-    severity: str  # "critical" | "error" | "warning" | "info"
-    cluster_id: str
-    topic: str | None
-    topic_id: str | None
-    partition: int | None
-    broker_id: int | None
-    offset: int  # offset of the record that broke it (-1 for side inputs)
-    timestamp_ms: int
-    message: str
-    evidence: str  # JSON: {"before": {...}, "after": {...}, ...}
+    violation_id: str = column(STRING, "`cluster/rule/offset/topic_id/partition/broker`", key=True)
+    rule_id: str = column(STRING, "the rule (docs/rules.md)", key=True)
+    kip: str = column(STRING, '"KIP-704", "KIP-966", "KIP-550", "user"')
+    severity: str = column(STRING, "critical, error, warning, info")
+    cluster_id: str = column(STRING, key=True)
+    topic: str | None = column(STRING)
+    topic_id: str | None = column(STRING)
+    partition: int | None = column(INT32)
+    broker_id: int | None = column(INT32)
+    offset: int = column(INT64, "the record that broke it (-1 for side inputs)", key=True)
+    timestamp_ms: int = column(INT64, key=True)
+    message: str = column(STRING)
+    evidence: str = column(STRING, "JSON: the state before and after, the record")
 
 
 @dataclass(slots=True)
@@ -37,57 +55,83 @@ class ConditionChange:
     emitted again with end_offset/end_ms set.
     """
 
-    interval_id: str  # f"{cluster_id}/{condition}/{topic_id}/{partition}/{start_offset}"
-    condition: str  # under_min_isr | leaderless | recovering | manual_election_required | elr_in_use
-    cluster_id: str
-    topic: str | None
-    topic_id: str
-    partition: int
-    start_offset: int
-    start_ms: int
-    end_offset: int | None = None
-    end_ms: int | None = None
+    interval_id: str = column(STRING, "`cluster/condition/topic_id/partition/start_offset`",
+                              key=True)
+    condition: str = column(STRING, "`under_min_isr`, `leaderless`, `recovering`, "
+                            "`manual_election_required`, `elr_in_use`, `reassignment_stalled`",
+                            key=True)
+    cluster_id: str = column(STRING, key=True)
+    topic: str | None = column(STRING)
+    topic_id: str = column(STRING, key=True)
+    partition: int = column(INT32, key=True)
+    start_offset: int = column(INT64, key=True)
+    start_ms: int = column(INT64, key=True)
+    end_offset: int | None = column(INT64, "null while the condition holds", default=None)
+    end_ms: int | None = column(INT64, "null while the condition holds", default=None)
 
 
 @dataclass(slots=True)
 class PartitionRow:
     """A partition's state after a change (`partition_state` merge / `partition_history` append)."""
 
-    cluster_id: str
-    topic: str | None
-    topic_id: str
-    partition: int
-    replicas: list[int]
-    isr: list[int]
-    elr: list[int]
-    last_known_elr: list[int]
-    adding_replicas: list[int]
-    removing_replicas: list[int]
-    leader: int
-    leader_epoch: int
-    partition_epoch: int
-    leader_recovery_state: int  # 0 RECOVERED, 1 RECOVERING
-    effective_min_isr: int
-    deleted: bool
-    offset: int  # offset of the record that produced this state
-    timestamp_ms: int
-    record_type: str  # the record that produced it
+    cluster_id: str = column(STRING, key=True)
+    topic: str | None = column(STRING)
+    topic_id: str = column(STRING, key=True)
+    partition: int = column(INT32, key=True)
+    replicas: list[int] = column(BROKER_IDS)
+    isr: list[int] = column(BROKER_IDS)
+    elr: list[int] = column(BROKER_IDS)
+    last_known_elr: list[int] = column(BROKER_IDS)
+    adding_replicas: list[int] = column(BROKER_IDS)
+    removing_replicas: list[int] = column(BROKER_IDS)
+    leader: int = column(INT32, "-1: none")
+    leader_epoch: int = column(INT32)
+    partition_epoch: int = column(INT32)
+    leader_recovery_state: int = column(INT8, "0 RECOVERED, 1 RECOVERING")
+    effective_min_isr: int = column(INT32)
+    deleted: bool = column(BOOL)
+    offset: int = column(INT64, "the record that produced this state", key=True)
+    timestamp_ms: int = column(INT64, key=True)
+    record_type: str = column(STRING, "the record that produced it")
 
 
 @dataclass(slots=True)
 class BrokerRow:
     """A broker now (table `brokers`, merge on cluster_id+broker_id)."""
 
-    cluster_id: str
-    broker_id: int
-    broker_epoch: int
-    incarnation_id: str | None
-    registered: bool
-    fenced: bool
-    in_controlled_shutdown: bool
-    last_shutdown: str | None  # "clean" | "unclean" | None (never restarted)
-    offset: int
-    timestamp_ms: int
+    cluster_id: str = column(STRING, key=True)
+    broker_id: int = column(INT32, key=True)
+    broker_epoch: int = column(INT64)
+    incarnation_id: str | None = column(STRING)
+    registered: bool = column(BOOL)
+    fenced: bool = column(BOOL)
+    in_controlled_shutdown: bool = column(BOOL)
+    last_shutdown: str | None = column(STRING, "`clean`, `unclean`, null before the first restart")
+    offset: int = column(INT64, key=True)
+    timestamp_ms: int = column(INT64, key=True)
+
+
+@dataclass(slots=True)
+class QuarantineRow:
+    """Input that could not be used (table `quarantine`, append): a `Quarantined`
+    event as the table holds it (`from_quarantined`)."""
+
+    cluster_id: str = column(STRING, key=True)
+    source: str = column(STRING, "file or input name", key=True)
+    position: int = column(INT64, "byte position or line number", key=True)
+    offset: int = column(INT64, "-1 when unknown")
+    reason: str = column(STRING, key=True)
+    raw: bytes = column(BINARY, "the bytes or line, truncated")
+
+    RAW_LIMIT = 1024  # bytes of the bad input kept
+
+    @classmethod
+    def from_quarantined(cls, q) -> QuarantineRow:
+        return cls(q.cluster_id, q.source, q.position, q.offset, q.reason,
+                   bytes(q.raw or b"")[:cls.RAW_LIMIT])
+
+
+_BY_VALUE = "map<string,int64>"
 
 
 @dataclass(slots=True)
@@ -100,41 +144,51 @@ class ClusterGauges:
     configs) from any bucket; definitions are in docs/metrics.md.
     """
 
-    cluster_id: str
-    partitions: int = 0
-    under_min_isr: int = 0
-    leaderless: int = 0
-    unclean_recovery: int = 0  # partitions in RECOVERING
-    manual_election_required: int = 0
-    elr_in_use: int = 0
-    reassignment_stalled: int = 0  # reassignments that could complete and have not
-    under_replicated: int = 0  # |ISR| < |replicas| - |adding replicas|
-    unclean_recovery_finished_total: int = 0  # RECOVERING -> RECOVERED transitions seen
-    unclean_elections_total: int = 0
-    elr_elections_total: int = 0
+    cluster_id: str = column(STRING, key=True)
+    partitions: int = column(INT64, default=0)
+    under_min_isr: int = column(INT64, default=0)
+    leaderless: int = column(INT64, default=0)
+    unclean_recovery: int = column(INT64, "partitions in RECOVERING", default=0)
+    manual_election_required: int = column(INT64, default=0)
+    elr_in_use: int = column(INT64, default=0)
+    reassignment_stalled: int = column(INT64, "reassignments that could complete and have not",
+                                       default=0)
+    under_replicated: int = column(INT64, "|ISR| < |replicas| - |adding replicas|", default=0)
+    unclean_recovery_finished_total: int = column(
+        INT64, "RECOVERING -> RECOVERED transitions seen", default=0)
+    unclean_elections_total: int = column(INT64, default=0)
+    elr_elections_total: int = column(INT64, default=0)
     # electable leaders |ISR| + |ELR| per partition, as counts by value: {"0": n, "1": n, ...}
-    electable_leaders: dict[str, int] = field(default_factory=dict)
-    last_offset: int = -1
-    last_timestamp_ms: int = 0
+    electable_leaders: dict[str, int] = column(_BY_VALUE, "|ISR|+|ELR| → partitions",
+                                               default_factory=dict)
+    last_offset: int = column(INT64, default=-1)
+    last_timestamp_ms: int = column(INT64, default=0)
     # partitions per topic name in the paging conditions (topics with none left out)
-    topics_leaderless: dict[str, int] = field(default_factory=dict)
-    topics_under_min_isr: dict[str, int] = field(default_factory=dict)
+    topics_leaderless: dict[str, int] = column(_BY_VALUE, "topic → partitions",
+                                               default_factory=dict)
+    topics_under_min_isr: dict[str, int] = column(_BY_VALUE, "topic → partitions",
+                                                  default_factory=dict)
     # cluster-wide
-    brokers_active: int = 0  # registered and unfenced (Kafka's ActiveBrokerCount)
-    brokers_fenced: int = 0  # registered and fenced (FencedBrokerCount)
-    brokers_in_controlled_shutdown: int = 0
-    fenced_broker_ids: list[int] = field(default_factory=list)
-    active_controller: int = -1  # leader of the newest LeaderChange control record; -1 unknown
-    metadata_version: int = 0  # feature level; 0 before any FeatureLevelRecord
-    features: dict[str, int] = field(default_factory=dict)  # every finalized feature level
+    brokers_active: int = column(INT64, "registered and unfenced (Kafka's ActiveBrokerCount)",
+                                 default=0)
+    brokers_fenced: int = column(INT64, "registered and fenced (FencedBrokerCount)", default=0)
+    brokers_in_controlled_shutdown: int = column(INT64, default=0)
+    fenced_broker_ids: list[int] = column(BROKER_IDS, default_factory=list)
+    active_controller: int = column(
+        INT32, "leader of the newest LeaderChange control record; -1 unknown", default=-1)
+    metadata_version: int = column(INT32, "feature level; 0 before any FeatureLevelRecord",
+                                   default=0)
+    features: dict[str, int] = column("map<string,int32>", "every finalized feature level",
+                                      default_factory=dict)
     # the cluster's min.insync.replicas and where it came from: "log" (a cluster-level
     # ConfigRecord), "setting" (configuration, a flag or server.properties) or "assumed"
     # (nothing said it: Kafka's default 1 is taken, and every view says so)
-    min_insync_replicas: int = 1
-    min_isr_source: str = "assumed"
+    min_insync_replicas: int = column(INT32, default=1)
+    min_isr_source: str = column(STRING, "`log | setting | assumed`", default="assumed")
     # the first offset of a log that starts mid-history (no snapshot), as this auditor saw
     # it; -1: the whole history. (A cluster's: the smallest over its buckets.)
-    history_from_offset: int = -1
+    history_from_offset: int = column(
+        INT64, "a log starting mid-history: its first offset; -1 the whole history", default=-1)
 
 
 # ClusterGauges fields that are the same in every bucket of a cluster: not summed

@@ -24,13 +24,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
+from kraft_audit import tables
 from kraft_audit.spark import operator as op
-from kraft_audit.spark.tables import routes
+from kraft_audit.tables.rows import Progress, ProgressCluster, row_dict
 
 log = logging.getLogger("kraft_audit.job")
 
-# operator output table -> Delta tables it feeds (from each table's TableSpec)
-_TABLE_ROUTES = routes()
+# operator output -> Delta tables it feeds (from each table's declaration)
+_TABLE_ROUTES = tables.routes()
 
 
 def audit_settings(cfg: dict) -> op.AuditSettings:
@@ -119,13 +120,14 @@ class BatchWriter:
         if arrow.num_rows == 0:
             return  # a no-data batch in which no group timed out: nothing to record
         rows_by_table, stats = split_rows(arrow)
-        progress = self._progress(batch_id, started_ms, stats, rows_by_table)
+        row = self._progress(started_ms, stats, rows_by_table)
         self._ensure_sinks()
-        progress["duration_seconds"] = round(time.perf_counter() - t0, 6)
-        written = self.sinks.write_batch(batch_id, {**rows_by_table, "progress": [progress]})
+        row.duration_seconds = round(time.perf_counter() - t0, 6)
+        written = self.sinks.write_batch(batch_id, {**rows_by_table, tables.PROGRESS.name: [row]})
+        progress = {"batch_id": batch_id, **row_dict(row)}
         if self.metrics is not None:
-            self.metrics.update(batch_id, rows_by_table.get("gauges", []), progress,
-                                _violation_rows(rows_by_table.get("violations", [])))
+            self.metrics.update(batch_id, rows_by_table.get(tables.GAUGES.name, []), progress,
+                                _violation_rows(rows_by_table.get(tables.VIOLATIONS.name, [])))
         self.batches += 1
         if self.first_batch_id is None:
             self.first_batch_id = batch_id
@@ -139,41 +141,38 @@ class BatchWriter:
         log.info("batch %d: %d records, %d violations, %.2fs", batch_id, progress["records"],
                  progress["violations"], progress["duration_seconds"])
 
-    def _progress(self, batch_id: int, started_ms: int, stats: list[dict],
-                  rows_by_table: dict[str, Any]) -> dict[str, Any]:
-        clusters: dict[str, dict] = {}
+    def _progress(self, started_ms: int, stats: list[dict],
+                  rows_by_table: dict[str, Any]) -> Progress:
+        """The batch's progress row from the groups' stats rows (`GroupStats` as dicts)."""
+        clusters: dict[str, ProgressCluster] = {}
         for s in stats:
-            c = clusters.setdefault(s["cluster_id"], {"cluster_id": s["cluster_id"], "records": 0,
-                                                       "min_offset": None, "max_offset": None,
-                                                       "last_timestamp_ms": None})
-            c["records"] += s["records"]
+            c = clusters.setdefault(s["cluster_id"], ProgressCluster(s["cluster_id"]))
+            c.records += s["records"]
             for key, pick in (("min_offset", min), ("max_offset", max), ("last_timestamp_ms", max)):
                 value = s["max_timestamp_ms"] if key == "last_timestamp_ms" else s[key]
                 if value is not None:
-                    c[key] = value if c[key] is None else pick(c[key], value)
+                    held = getattr(c, key)
+                    setattr(c, key, value if held is None else pick(held, value))
         for cid, planner in self._planners.items():
-            c = clusters.setdefault(cid, {"cluster_id": cid, "records": 0, "min_offset": None,
-                                          "max_offset": None, "last_timestamp_ms": None})
-            if c["max_offset"] is not None:
-                self._applied[cid] = max(self._applied.get(cid, -1), c["max_offset"])
+            c = clusters.setdefault(cid, ProgressCluster(cid))
+            if c.max_offset is not None:
+                self._applied[cid] = max(self._applied.get(cid, -1), c.max_offset)
             newest, newest_ts = planner.newest()
-            c["newest_offset"] = newest
+            c.newest_offset = newest
             applied = self._applied.get(cid)
-            c["lag_records"] = max(newest - applied, 0) if applied is not None else None
-            c["lag_seconds"] = (max(newest_ts - c["last_timestamp_ms"], 0) / 1000
-                                if newest_ts is not None and c["last_timestamp_ms"] is not None else None)
-        return {
-            "batch_id": batch_id,
-            "started_ms": started_ms,
-            "records": sum(s["records"] for s in stats),
-            "applied": sum(s["applied"] for s in stats),
-            "duplicates": sum(s["duplicates"] for s in stats),
-            "quarantined": sum(s["quarantined"] for s in stats),
-            "violations": len(rows_by_table.get("violations", [])),
-            "process_seconds": round(sum(s["duration_ms"] for s in stats) / 1000, 6),
-            "write_seconds": None,
-            "clusters": sorted(clusters.values(), key=lambda c: c["cluster_id"]),
-        }
+            c.lag_records = max(newest - applied, 0) if applied is not None else None
+            c.lag_seconds = (max(newest_ts - c.last_timestamp_ms, 0) / 1000
+                             if newest_ts is not None and c.last_timestamp_ms is not None else None)
+        return Progress(
+            started_ms=started_ms,
+            records=sum(s["records"] for s in stats),
+            applied=sum(s["applied"] for s in stats),
+            duplicates=sum(s["duplicates"] for s in stats),
+            quarantined=sum(s["quarantined"] for s in stats),
+            violations=len(rows_by_table.get(tables.VIOLATIONS.name, [])),
+            process_seconds=round(sum(s["duration_ms"] for s in stats) / 1000, 6),
+            clusters=sorted(clusters.values(), key=lambda c: c.cluster_id),
+        )
 
 
 def build_query(spark, cfg: dict, writer: BatchWriter, available_now: bool | None = None):
@@ -336,7 +335,8 @@ def _await_batch_boundary(query, poll_s: float = 0.1, timeout_s: float | None = 
 def summary(cfg: dict, writer: BatchWriter) -> str:
     """What this run did and what the tables hold now: a merge table holds fewer rows
     than were written to it (a row per key), and an earlier run's rows are there too."""
-    from kraft_audit.questions import MissingTable, count_rows, partial_logs
+    from kraft_audit.questions import partial_logs
+    from kraft_audit.tables.read import MissingTable, count_rows
 
     ids = f" (batch ids {writer.first_batch_id}..{writer.last_batch_id})" if writer.batches else ""
     lines = [f"micro-batches this run: {writer.batches}{ids}",
@@ -344,7 +344,7 @@ def summary(cfg: dict, writer: BatchWriter) -> str:
     for table in sorted(set(writer.totals) | set(_tables_in(cfg["tables"]))):
         try:
             held = str(count_rows(cfg["tables"], table))
-        except MissingTable:
+        except (MissingTable, ValueError):  # not written, or not a table of this release
             held = "-"
         lines.append(f"  {table:<18} {writer.totals.get(table, 0):>8} {held:>9}  "
                      f"{os.path.join(cfg['tables'], table)}")

@@ -133,13 +133,14 @@ class AuditMetrics(Collector):
         """Reload gauges and counters from the Delta tables of a previous run.
         With `app_id`, batches that query already wrote are not counted again
         when Spark replays them."""
-        from kraft_audit.questions import read_rows
+        from kraft_audit.tables import GAUGES, PROGRESS, VIOLATIONS
+        from kraft_audit.tables.read import read_rows
 
-        gauges = read_rows(tables_root, "gauges")
+        gauges = read_rows(tables_root, GAUGES)
         progress = sorted(
-            read_rows(tables_root, "progress"), key=lambda r: (r["started_ms"], r["batch_id"])
+            read_rows(tables_root, PROGRESS), key=lambda r: (r["started_ms"], r["batch_id"])
         )
-        violations = read_rows(tables_root, "violations", columns=["cluster_id", "rule_id", "severity"])
+        violations = read_rows(tables_root, VIOLATIONS, columns=["cluster_id", "rule_id", "severity"])
         with self._lock:
             for row in gauges:
                 for name in ("electable_leaders", "features", *_TOPIC_GAUGES):

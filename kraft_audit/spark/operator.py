@@ -25,14 +25,15 @@ bucket, the worker restarted, Spark retried a batch, a restart from the
 checkpoint) restores from the row, lazily: only the shards the call touches
 are unpickled. The cache only saves work; the state row alone is the truth.
 
-Output. A few rows per group call: (table, part, rows). For the tables the
-sinks write row by row (violations, conditions, partitions, brokers,
-quarantine) `rows` is an Arrow IPC stream of the table's core columns
-(`tables.core_schema`), built here in the workers, so the driver only
+Output. A few rows per group call: (table, part, rows), one kind of row per
+operator output (`kraft_audit.tables.OUTPUTS`, each a typed row). For the
+outputs the sinks write row by row (violations, conditions, partitions,
+brokers, quarantine) `rows` is an Arrow IPC stream of the row type's columns
+(`tables.output_to_arrow`), built here in the workers, so the driver only
 concatenates Arrow tables and adds the sink's columns: unpickling row dicts
 and converting them to Arrow in the driver took about 7 s of every
 250k-record micro-batch, serially (bench/bench_streaming.py). The small
-gauges and stats rows stay pickled lists of dicts. The Spark schema stays
+gauges (`BucketGauges`) and stats (`GroupStats`) rows stay pickled lists of dicts. The Spark schema stays
 fixed while output rows evolve; at most OUTPUT_CHUNK rows per Spark row.
 Only this package writes and reads these bytes, in the same job.
 
@@ -46,7 +47,7 @@ import pickle
 import time
 import uuid
 import zlib
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 import pandas as pd
@@ -59,7 +60,10 @@ from kraft_audit.core.events import (
     Quarantined,
 )
 from kraft_audit.sideinputs.order import interleave
-from kraft_audit.spark import event_rows, tables
+from kraft_audit.core.rows import QuarantineRow
+from kraft_audit.spark import event_rows
+from kraft_audit.tables import OUTPUTS, output_to_arrow, routes
+from kraft_audit.tables.rows import BucketGauges, GroupStats, row_dict
 
 STATE_VERSION = 2
 STATE_DDL = "version int, token string, meta binary, topology binary, shards binary, held binary"
@@ -85,23 +89,18 @@ BUCKET0_ONLY_TYPES = (
 # Everything else (including these side inputs) is cluster-scoped: fanned out.
 CLUSTER_SCOPED_SIDE_TYPES = (BROKER_REGISTRATION_REQUEST, BROKER_LOG_DIRS)
 
-# Tables the operator emits (the job maps `partitions` to partition_state and
+# The outputs the operator emits, declared in kraft_audit/tables/schema.py with
+# the tables they feed (the job maps `partitions` to partition_state and
 # partition_history; `gauges` and `stats` feed metrics and progress).
-T_VIOLATIONS = "violations"
-T_CONDITIONS = "conditions"
-T_PARTITIONS = "partitions"
-T_BROKERS = "brokers"
-T_QUARANTINE = "quarantine"
-T_GAUGES = "gauges"
-T_STATS = "stats"
-# Operator tables sent as Arrow IPC, and the Delta table whose core columns they carry.
-ARROW_TABLES = {
-    T_VIOLATIONS: "violations",
-    T_CONDITIONS: "conditions",
-    T_PARTITIONS: "partition_history",
-    T_BROKERS: "brokers",
-    T_QUARANTINE: "quarantine",
-}
+T_VIOLATIONS = OUTPUTS["violations"].name
+T_CONDITIONS = OUTPUTS["conditions"].name
+T_PARTITIONS = OUTPUTS["partitions"].name
+T_BROKERS = OUTPUTS["brokers"].name
+T_QUARANTINE = OUTPUTS["quarantine"].name
+T_GAUGES = OUTPUTS["gauges"].name
+T_STATS = OUTPUTS["stats"].name
+# Outputs sent as Arrow IPC, and the Delta table (the last one each feeds) whose core columns they carry.
+ARROW_TABLES = {o.name: routes()[o.name][-1] for o in OUTPUTS.values() if o.arrow}
 
 
 @dataclass(frozen=True)
@@ -284,30 +283,13 @@ def save(audit: AuditSettings, cluster_id: str, bucket: int, auditor, held: list
     return len(snap.meta) + len(snap.topology) + len(shards) + len(held_blob)
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _payload(row: Any) -> dict:
-    """A core row as a dict, shallowly: `dataclasses.asdict` deep-copies every
-    list and was 60% of this function's time; the dict is serialised at once."""
-    if not is_dataclass(row):
-        return dict(row)
-    names = _FIELDS.get(type(row))
-    if names is None:
-        names = _FIELDS[type(row)] = tuple(f.name for f in fields(row))
-    return {n: getattr(row, n) for n in names}
-
-
-def _quarantine_payload(q: Any) -> dict:
-    if isinstance(q, Quarantined):
-        return {"cluster_id": q.cluster_id, "source": q.source, "position": q.position,
-                "offset": q.offset, "reason": q.reason, "raw": bytes(q.raw or b"")[:1024]}
-    return _payload(q)
+def _quarantine_row(q: Any) -> QuarantineRow:
+    return QuarantineRow.from_quarantined(q) if isinstance(q, Quarantined) else q
 
 
 def output_rows(out) -> Iterator[tuple[str, Any]]:
-    """(table, row) for every row of one AuditOutput: core row objects for
-    the Arrow tables (converted column by column), dicts otherwise."""
+    """(output, row) for every row of one AuditOutput: typed row objects
+    (the Arrow outputs are converted column by column)."""
     for v in out.violations:
         yield T_VIOLATIONS, v
     for c in out.conditions:
@@ -317,7 +299,7 @@ def output_rows(out) -> Iterator[tuple[str, Any]]:
     for b in out.brokers:
         yield T_BROKERS, b
     for q in out.quarantined:
-        yield T_QUARANTINE, _quarantine_payload(q)
+        yield T_QUARANTINE, _quarantine_row(q)
 
 
 def _ipc(table: pa.Table) -> bytes:
@@ -328,7 +310,7 @@ def _ipc(table: pa.Table) -> bytes:
 
 
 def encode_output(rows: Iterable[tuple[str, Any]]) -> pd.DataFrame:
-    """Output rows → the OUTPUT_DDL frame: per table, chunks of Arrow IPC
+    """Output rows → the OUTPUT_DDL frame: per output, chunks of Arrow IPC
     (ARROW_TABLES) or of pickled lists of dicts (the rest)."""
     by_table: dict[str, list] = {}
     for table, row in rows:
@@ -336,11 +318,11 @@ def encode_output(rows: Iterable[tuple[str, Any]]) -> pd.DataFrame:
     frame = []
     for table, items in by_table.items():
         if table in ARROW_TABLES:
-            arrow = tables.core_to_arrow(ARROW_TABLES[table], items)
+            arrow = output_to_arrow(table, items)
             frame.extend((table, part, _ipc(arrow.slice(i, OUTPUT_CHUNK)))
                          for part, i in enumerate(range(0, len(items), OUTPUT_CHUNK)))
         else:
-            items = [_payload(r) for r in items]
+            items = [row_dict(r) for r in items]
             frame.extend((table, part, pickle.dumps(items[i:i + OUTPUT_CHUNK],
                                                     protocol=pickle.HIGHEST_PROTOCOL))
                          for part, i in enumerate(range(0, len(items), OUTPUT_CHUNK)))
@@ -401,7 +383,7 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
         for name in ("violations", "conditions", "partitions", "brokers", "quarantined"):
             getattr(out, name).extend(getattr(late, name))
 
-    rows: list[tuple[str, dict]] = list(output_rows(out))
+    rows: list[tuple[str, Any]] = list(output_rows(out))
     state_bytes = save(audit, cluster_id, bucket, auditor, held, state)
     if audit.timeout_ms > 0:
         state.setTimeoutDuration(audit.timeout_ms)
@@ -421,29 +403,26 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
         duplicates = sum(1 for e in owned_records if 0 <= e.offset <= last_applied_before)
         applied = len(owned_records) - duplicates - quarantined
     offsets = [e.offset for e in owned_records if e.offset >= 0] + dropped_noops
-    gauges = _payload(auditor.gauges(cluster_id))
-    gauges["bucket"] = bucket
-    rows.append((T_GAUGES, gauges))
-    rows.append((T_STATS, {
-        "cluster_id": cluster_id,
-        "bucket": bucket,
-        "timed_out": timed_out,
-        "log_caught_up": log_caught_up,
-        "events_in": len(events),  # including this bucket's copies of shared events
-        # records + input_quarantined = applied + duplicates + quarantined + change in held
-        "records": len(owned_records) + len(dropped_noops),
-        "input_quarantined": len(owned) - len(owned_records),  # unreadable input from the readers
-        "quarantined": quarantined,  # every quarantine row: unreadable or unusable input
-        "applied": applied,
-        "duplicates": duplicates,
-        "held": len(held),
-        "violations": len(out.violations),
-        "min_offset": min(offsets) if offsets else None,
-        "max_offset": max(offsets) if offsets else None,
-        "max_timestamp_ms": max((e.timestamp_ms for e in owned_records), default=None),
-        "state_bytes": state_bytes,
-        "rebuilt": rebuilt,  # restored from the state row, not the worker's live auditor
-        "shards_loaded": auditor.state.partitions.loaded_shards,  # of the partition table, after the call
-        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-    }))
+    rows.append((T_GAUGES, BucketGauges.of(auditor.gauges(cluster_id), bucket)))
+    rows.append((T_STATS, GroupStats(
+        cluster_id=cluster_id,
+        bucket=bucket,
+        timed_out=timed_out,
+        log_caught_up=log_caught_up,
+        events_in=len(events),
+        records=len(owned_records) + len(dropped_noops),
+        input_quarantined=len(owned) - len(owned_records),
+        quarantined=quarantined,
+        applied=applied,
+        duplicates=duplicates,
+        held=len(held),
+        violations=len(out.violations),
+        min_offset=min(offsets) if offsets else None,
+        max_offset=max(offsets) if offsets else None,
+        max_timestamp_ms=max((e.timestamp_ms for e in owned_records), default=None),
+        state_bytes=state_bytes,
+        rebuilt=rebuilt,
+        shards_loaded=auditor.state.partitions.loaded_shards,
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
+    )))
     yield encode_output(rows)

@@ -19,7 +19,7 @@ Two backends write the same tables:
   (spark/session.py puts them on the session's classpath).
 
 Both take everything about a table (schema, partitioning, append or merge,
-merge key and condition) from its TableSpec in spark/tables.py, and the
+merge key and condition) from its declaration in kraft_audit/tables/, and the
 tables they write are the same Delta tables: either backend reads and
 continues what the other wrote.
 """
@@ -30,19 +30,22 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 
 from kraft_audit.spark.session import DELTA_SPARK_PACKAGE, delta_spark_jars
-from kraft_audit.spark.tables import (
+from kraft_audit.tables import (
     APPEND,
+    PROGRESS,
     TABLES,
-    TableSpec,
+    Table,
     core_to_arrow,
     dedupe_latest_arrow,
     stamp_arrow,
 )
+from kraft_audit.tables.read import table_path
 
 BACKENDS = ("deltalake", "delta-spark")
 __all__ = ["BACKENDS", "DELTA_SPARK_PACKAGE", "DeltaSinks"]
@@ -65,7 +68,7 @@ class DeltaSinks:
         self.last_write_seconds = 0.0
 
     def path(self, table: str) -> str:
-        return os.path.join(self.tables_root, table)
+        return table_path(self.tables_root, table)
 
     def write_batch(
         self, batch_id: int, rows_by_table: dict[str, list[dict] | pa.Table]
@@ -83,7 +86,7 @@ class DeltaSinks:
             )
         started = time.perf_counter()
         self._create_missing_tables()
-        names = [name for name in TABLES if name != "progress"]
+        names = [name for name in TABLES if name != PROGRESS.name]
 
         def write(name: str) -> int:
             return self._write_table(name, batch_id, rows_by_table.get(name, []))
@@ -97,13 +100,9 @@ class DeltaSinks:
         else:
             written = {name: write(name) for name in names}
         self.last_write_seconds = time.perf_counter() - started
-        progress = [
-            {**row, "write_seconds": self.last_write_seconds}
-            if row.get("write_seconds") is None
-            else row
-            for row in rows_by_table.get("progress", [])
-        ]
-        written["progress"] = self._write_table("progress", batch_id, progress)
+        progress = [_with_write_seconds(row, self.last_write_seconds)
+                    for row in rows_by_table.get(PROGRESS.name, [])]
+        written[PROGRESS.name] = self._write_table(PROGRESS.name, batch_id, progress)
         return written
 
     def committed_batch(self, table: str) -> int | None:
@@ -144,7 +143,14 @@ class DeltaSinks:
                 self._writer.create(self.path(name), spec)
 
 
-def _merge_predicate(spec: TableSpec) -> str:
+def _with_write_seconds(row, seconds: float):
+    """A progress row (a `Progress` or a dict) with `write_seconds`, unless it has one."""
+    if isinstance(row, dict):
+        return {**row, "write_seconds": seconds} if row.get("write_seconds") is None else row
+    return row if row.write_seconds is not None else replace(row, write_seconds=seconds)
+
+
+def _merge_predicate(spec: Table) -> str:
     return " AND ".join(f"t.`{k}` = s.`{k}`" for k in spec.keys)
 
 
@@ -157,7 +163,7 @@ class _DeltaRsWriter:
 
     concurrent = False  # ~0.02 s a commit: nothing to gain
 
-    def create(self, path: str, spec: TableSpec) -> None:
+    def create(self, path: str, spec: Table) -> None:
         DeltaTable.create(
             path, spec.schema, mode="ignore", partition_by=list(spec.partition_by) or None
         )
@@ -242,7 +248,7 @@ class _DeltaSparkWriter:
                 self._sessions[path] = self.spark.newSession()
             return self._sessions[path]
 
-    def create(self, path: str, spec: TableSpec) -> None:
+    def create(self, path: str, spec: Table) -> None:
         from pyspark.sql.pandas.types import from_arrow_schema
 
         # From the spec's Arrow schema, nullability included, as delta-rs
@@ -283,7 +289,7 @@ class _DeltaSparkWriter:
                 session.conf.unset(conf)
 
     @staticmethod
-    def _frame(session, spec: TableSpec, data: pa.Table):
+    def _frame(session, spec: Table, data: pa.Table):
         from pyspark.sql.pandas.types import from_arrow_schema
 
         # The spec's Spark schema, not the one inferred from Arrow: keeps

@@ -46,8 +46,8 @@ def run_then_kill_9(values: dict, commits_before_kill: int = 3, pause_s: float =
 def comparable_rows(tables_root: str, name: str) -> list[dict]:
     """A table's rows without what depends on when and in which micro-batch they were
     written, in a fixed order."""
-    from kraft_audit.questions import read_rows
-    from kraft_audit.spark.tables import SINK_COLUMNS
+    from kraft_audit.tables import SINK_COLUMNS
+    from kraft_audit.tables.read import read_rows
 
     rows = [{k: v for k, v in r.items() if k not in SINK_COLUMNS}
             for r in read_rows(tables_root, name)]

@@ -55,8 +55,9 @@ class LiveAudit:
         return None if exc is None else str(exc).splitlines()[0]
 
     # --- what the job wrote
-    def rows(self, table: str) -> list[dict]:
-        from kraft_audit.questions import read_rows
+    def rows(self, table) -> list[dict]:
+        """A table's rows (a declaration from kraft_audit.tables, or its name)."""
+        from kraft_audit.tables.read import read_rows
 
         return read_rows(str(self.tables), table)
 

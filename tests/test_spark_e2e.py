@@ -47,7 +47,7 @@ def config(work: Path, sim: Path, **overrides):
 
 
 def table(cfg, name) -> list[dict]:
-    return DeltaTable(str(Path(cfg["tables"]) / name)).to_pyarrow_table().to_pylist()
+    return DeltaTable(str(Path(cfg.tables) / name)).to_pyarrow_table().to_pylist()
 
 
 def single_process_baseline(sim: Path, cluster_id: str):
@@ -128,7 +128,7 @@ def test_crash_between_sink_write_and_checkpoint_then_restart(spark, tmp_path):
 
     first = AuditJob(cfg, spark=spark, after_write=crash)
     assert not first.run(available_now=True)  # the query died
-    ck = Path(cfg["checkpoint"])
+    ck = Path(cfg.checkpoint)
     assert (ck / "offsets" / "2").exists() and not (ck / "commits" / "2").exists()
     written_before = len(table(cfg, "partition_history"))
 
@@ -255,7 +255,7 @@ def test_kraft_audit_run_once_from_the_command_line(spark, tmp_path, capsys):
     second = capsys.readouterr().out
     for out in (first, second):
         held = summary_counts(out)
-        assert held and held == {t: count_rows(cfg["tables"], t) for t in held}
+        assert held and held == {t: count_rows(cfg.tables, t) for t in held}
     assert second.startswith("micro-batches this run: 0\n")
     assert summary_counts(first, column=1)["partition_state"] > held["partition_state"]
 
@@ -272,8 +272,8 @@ def test_process_killed_mid_stream_then_restarted_loses_and_duplicates_nothing(s
     cfg = config(tmp_path, sim)
     committed = run_then_kill_9({
         "sources.log_dirs": str(sim), "sources.registrations": str(sim / "registrations.jsonl"),
-        "sources.log_dir_inventories": str(sim / "log-dirs"), "checkpoint": cfg["checkpoint"],
-        "tables": cfg["tables"], "sources.max_records_per_trigger": 25, "audit.buckets": 4,
+        "sources.log_dir_inventories": str(sim / "log-dirs"), "checkpoint": cfg.checkpoint,
+        "tables": cfg.tables, "sources.max_records_per_trigger": 25, "audit.buckets": 4,
         "metrics.enabled": False})
     assert 3 <= committed < 10, "the kill should land in the middle of the stream"
 
@@ -287,7 +287,7 @@ def test_process_killed_mid_stream_then_restarted_loses_and_duplicates_nothing(s
 
 
 def comparable(cfg, name: str) -> list[dict]:
-    return comparable_rows(cfg["tables"], name)
+    return comparable_rows(cfg.tables, name)
 
 
 def test_kill_9_in_the_middle_of_a_bootstrap_then_restart_gives_an_uninterrupted_runs_tables(spark, tmp_path):

@@ -133,3 +133,17 @@ def test_backends_choices_and_the_operator_come_from_the_declaration(tmp_path):
     derived = op.OperatorConfig.of(cfg.audit)
     assert (derived.buckets, derived.core_settings) == (3, {"last_known_elr": "set"})
 
+
+def test_the_tests_kafka_versions_variable_is_not_a_configuration_key(tmp_path, monkeypatch):
+    """The real-Kafka tests' KRAFT_TEST_KAFKA_VERSIONS (tests/services.py, `make
+    test-kafka-matrix`) may be set where the job runs: it is no KRAFT_AUDIT_* key."""
+    import os
+
+    for name in [n for n in os.environ if n.startswith("KRAFT_AUDIT_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("KRAFT_TEST_KAFKA_VERSIONS", "4.3.1,3.9.2")
+    cfg = load_config(overrides={"sources.log_dirs": str(tmp_path)})  # reads os.environ
+    assert cfg.sources.log_dirs[0].path == str(tmp_path.resolve())
+    monkeypatch.setenv("KRAFT_AUDIT_KAFKA_VERSIONS", "4.3.1")  # its old name was taken for a key
+    with pytest.raises(ConfigError, match="environment: unknown key `KRAFT_AUDIT_KAFKA_VERSIONS`"):
+        load_config(overrides={"sources.log_dirs": str(tmp_path)})

@@ -4,7 +4,7 @@
     kraft-audit run --config conf/default.yaml --once      # audit what exists, then stop
     KRAFT_AUDIT_METRICS_PORT=9500 kraft-audit run --config prod.yaml --set audit.buckets=16
 
-Settings come from the built-in defaults (conf/default.yaml documents them),
+The configuration comes from the built-in defaults (conf/default.yaml documents it),
 then --config FILE, then KRAFT_AUDIT_* environment variables, then flags.
 The checkpoint and tables go to ./kraft-audit-run/ unless --checkpoint and
 --tables say otherwise.

@@ -235,11 +235,11 @@ def test_either_backend_continues_the_others_tables(spark, tmp_path, output_rows
     for batch_id, batch in enumerate(batches):
         only_rs.write_batch(batch_id, batch)
     for name in TABLES:
-        got = by_delta_rs({"tables": str(mixed)}, name)
-        assert got == by_delta_rs({"tables": str(reference)}, name), name
+        got = by_delta_rs(Config(tables=str(mixed)), name)
+        assert got == by_delta_rs(Config(tables=str(reference)), name), name
         assert max(got.values()) == 1, name
         engines = {"spark" if "Delta-Lake" in i.get("engineInfo", "") else "delta-rs"
-                   for i in commit_infos({"tables": str(mixed)}, name)}
+                   for i in commit_infos(Config(tables=str(mixed)), name)}
         assert engines == {"spark", "delta-rs"}, (name, engines)
 
     # and delta-rs writes into tables Spark's connector created (no NOT NULL in arrays there)
@@ -249,8 +249,8 @@ def test_either_backend_continues_the_others_tables(spark, tmp_path, output_rows
     for batch_id, batch in enumerate(batches):
         rs_into_spark_made.write_batch(batch_id, batch)
     for name in TABLES:
-        assert by_delta_rs({"tables": str(spark_made)}, name) == \
-            by_delta_rs({"tables": str(reference)}, name), name
+        assert by_delta_rs(Config(tables=str(spark_made)), name) == \
+            by_delta_rs(Config(tables=str(reference)), name), name
 
 
 def test_spark_sql_questions_answer_like_kraft_audit_query(spark, spark_run):

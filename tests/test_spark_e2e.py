@@ -16,7 +16,7 @@ from deltalake import DeltaTable
 
 from kraft_audit.core.audit import Auditor
 from kraft_audit.core.codec.logdir import METADATA_DIR, read_log_dir, read_segment
-from kraft_audit.config import load_config
+from kraft_audit.config import Config, load_config
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.rules.catalog import load_catalog
 from kraft_audit.questions import count_rows
@@ -247,7 +247,7 @@ def test_kraft_audit_run_once_from_the_command_line(spark, tmp_path, capsys):
     code = main(argv)
     assert code == 0
     first = capsys.readouterr().out
-    cfg = {"tables": str(tmp_path / "tables")}
+    cfg = Config(tables=str(tmp_path / "tables"))  # where the run above wrote
     assert_faults_found_once(cfg, result.faults)
     # a second run over the same checkpoint: nothing new, and the summary still tells what
     # the tables hold (a merge table holds a row per key, fewer than were written)
@@ -339,7 +339,7 @@ def test_check_and_run_quarantine_the_same_rows(spark, tmp_path, capsys):
     checked = json.loads(capsys.readouterr().out)["quarantined"]
     assert main(["run", "--once", "--log-dir", str(log.parent), "--checkpoint", str(tmp_path / "ck"),
                  "--tables", str(tmp_path / "tables"), "--no-metrics", "--set", "audit.buckets=3"]) == 0
-    ran = table({"tables": str(tmp_path / "tables")}, "quarantine")
+    ran = table(Config(tables=str(tmp_path / "tables")), "quarantine")
     # every view says the log is partial: run's summary, query
     partial = f"# partial log: cluster later's log starts at offset {start} without a snapshot"
     assert partial in capsys.readouterr().out

@@ -53,9 +53,8 @@ _FLAG_KEYS = {
 
 def _help(dotted: str, text: str | None = None) -> str:
     """A flag's help: the key's doc (or `text`) and its declared default."""
-    default = KEYS[dotted].default
-    shown = "" if default in ([], {}) else f" (default: {'none' if default is None else default})"
-    return (text or KEYS[dotted].doc) + shown
+    default = KEYS[dotted].default  # (a null default: the doc says what null means)
+    return (text or KEYS[dotted].doc) + ("" if default in (None, [], {}) else f" (default: {default})")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -182,7 +182,8 @@ class Config:
         return _plain(self)
 
     def with_values(self, values: Mapping[str, Any], check_paths: bool = True) -> Config:
-        """A copy with some keys changed (dotted keys, as `load_config`'s overrides), validated."""
+        """A copy with some keys changed (dotted keys, as `load_config`'s overrides), validated.
+        (A min ISR already resolved into `audit.settings` stays there.)"""
         tree = self.as_dict()
         _apply_overrides(tree, values, "with_values")
         return validate(tree, check_paths=check_paths)

@@ -108,7 +108,7 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 test-kafka-matrix: install kafka-matrix
-	KRAFT_AUDIT_KAFKA_VERSIONS="$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX)))" \
+	KRAFT_TEST_KAFKA_VERSIONS="$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX)))" \
 	  $(BIN)/python -m pytest -q -m kafka tests/test_kafka_real.py tests/test_kafka_side_inputs.py
 
 # Controller bugs Kafka shipped, each on a release that has it and on the first that fixed it

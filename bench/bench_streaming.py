@@ -175,10 +175,10 @@ def bench_latency(spark, work: Path, template: Path, rate: float, seconds: float
             break
         time.sleep(0.2)
     job.query.stop()
-    history = DeltaTable(str(Path(cfg["tables"]) / "partition_history")).to_pyarrow_table(
+    history = DeltaTable(str(Path(cfg.tables) / "partition_history")).to_pyarrow_table(
         columns=["timestamp_ms", "batch_id"]).to_pylist()
     lat = sorted((written[r["batch_id"]] - r["timestamp_ms"]) / 1000 for r in history if r["batch_id"] in written)
-    violations = DeltaTable(str(Path(cfg["tables"]) / "violations")).to_pyarrow_table(
+    violations = DeltaTable(str(Path(cfg.tables) / "violations")).to_pyarrow_table(
         columns=["timestamp_ms", "batch_id"]).to_pylist()
     vlat = sorted((written[r["batch_id"]] - r["timestamp_ms"]) / 1000 for r in violations
                   if r["batch_id"] in written and r["timestamp_ms"] > 0)

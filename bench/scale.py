@@ -127,7 +127,7 @@ def operator_call(work: Path, n: int, buckets: int, changes: int) -> dict:
     boot = log.bootstrap()
     log.changes(changes * buckets * 6, per_batch=10)
     log.close()
-    audit = op.AuditSettings(buckets=buckets, timeout_ms=0)
+    audit = op.OperatorConfig(buckets=buckets, timeout_ms=0)
     mine = [e for e in read_log_dir(work / f"op{n}") if isinstance(e, MetadataEvent)
             and 1 in op.target_buckets(e.type, e.data.get("topicId"), e.data.get("partitionId"), buckets)]
     key = (mine[0].cluster_id, 1)
@@ -158,13 +158,13 @@ class Steady:
     """Appends partition changes at a fixed rate, stamped with the real time,
     while a 1-second-trigger query tails the log."""
 
-    def __init__(self, spark, cfg: dict, log_path: Path, partitions: int, rate: float, seconds: float):
+    def __init__(self, spark, cfg, log_path: Path, partitions: int, rate: float, seconds: float):
         from kraft_audit.testing.bulk import BulkLog
         from kraft_audit.spark.job import AuditJob
 
         self.log = BulkLog(log_path, partitions, seed=7)  # resumes after the bootstrap
         self.rate, self.seconds = rate, seconds
-        self.cfg = dict(cfg, trigger={**cfg["trigger"], "interval": "1 second"})
+        self.cfg = cfg.with_values({"trigger.interval": "1 second"})
         self.written: dict[int, float] = {}
         self.stats: dict[int, dict] = {}  # bucket -> newest stats
         self.rebuilt = [0, 0]
@@ -212,7 +212,7 @@ class Steady:
     def _figures(self, progress, appended_s) -> dict:
         from deltalake import DeltaTable
 
-        history = DeltaTable(str(Path(self.cfg["tables"]) / "partition_history")).to_pyarrow_table(
+        history = DeltaTable(str(Path(self.cfg.tables) / "partition_history")).to_pyarrow_table(
             columns=["timestamp_ms", "batch_id", "record_type"]).to_pylist()
         lat = [(self.written[r["batch_id"]] - r["timestamp_ms"]) / 1000 for r in history
                if r["batch_id"] in self.written and r["record_type"] == "PARTITION_CHANGE_RECORD"]
@@ -243,7 +243,7 @@ print(json.dumps({"ok": ok, "first_write_s": (min(first.values()) - t0) if first
 """
 
 
-def restart(cfg: dict, log_path: Path, partitions: int, records: int) -> dict:
+def restart(cfg, log_path: Path, partitions: int, records: int) -> dict:
     """A new process resumes from the checkpoint after `records` more changes."""
     import json
 
@@ -253,8 +253,8 @@ def restart(cfg: dict, log_path: Path, partitions: int, records: int) -> dict:
     log.ms = int(time.time() * 1000)
     log.changes(records, per_batch=10)
     log.close()
-    values = {"sources.log_dirs": cfg["sources"]["log_dirs"][0]["path"], "checkpoint": cfg["checkpoint"],
-              "tables": cfg["tables"], "metrics.enabled": False, "audit.buckets": cfg["audit"]["buckets"]}
+    values = {"sources.log_dirs": cfg.sources.log_dirs[0].path, "checkpoint": cfg.checkpoint,
+              "tables": cfg.tables, "metrics.enabled": False, "audit.buckets": cfg.audit.buckets}
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", _RESTART, json.dumps(values)], capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -295,8 +295,8 @@ def kill_check(spark, work: Path, partitions: int, buckets: int, per_trigger: in
     assert AuditJob(whole, spark=spark).run(available_now=True), "the uninterrupted run failed"
     tables = ("violations", "conditions", "partition_state", "partition_history", "brokers", "quarantine")
     differing = [t for t in tables
-                 if comparable_rows(killed["tables"], t) != comparable_rows(whole["tables"], t)]
-    progress = comparable_rows(killed["tables"], "progress")
+                 if comparable_rows(killed.tables, t) != comparable_rows(whole.tables, t)]
+    progress = comparable_rows(killed.tables, "progress")
     read = sum(p["records"] for p in progress)
     settled = sum(p["applied"] + p["duplicates"] + p["quarantined"] for p in progress)
     return {"records": records, "committed": committed, "resumed_s": resumed_s,

@@ -18,7 +18,7 @@
 #   PYSPARK_VENV      a venv-pack/conda-pack archive with this project and its
 #                     dependencies, shipped to the executors (instead of PYSPARK_PYTHON)
 #   SPARK_SUBMIT      the spark-submit to run (default: spark-submit on PATH)
-#   KRAFT_AUDIT_*     any job setting, e.g. KRAFT_AUDIT_METRICS_PORT=9464
+#   KRAFT_AUDIT_*     any configuration key, e.g. KRAFT_AUDIT_METRICS_PORT=9464
 #
 # SIGTERM or SIGINT stops the job after its running micro-batch (the driver exits 0,
 # then this script, with spark-submit's status): see "Signals" below and

@@ -26,7 +26,7 @@ from kraft_audit.cli.main import UsageError
 
 # Where to write this driver's pid (set by deploy/spark-submit.sh, which sends
 # the signals it gets to the Python driver rather than to the spark-submit JVM).
-PID_FILE_ENV = "AUDIT_JOB_PID_FILE"  # not KRAFT_AUDIT_*: those are settings
+PID_FILE_ENV = "AUDIT_JOB_PID_FILE"  # not KRAFT_AUDIT_*: those are configuration keys
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,14 +1,27 @@
 """The streaming job's configuration: defaults ← YAML file ← environment ← flags.
 
-`conf/default.yaml` documents every key with its default (a test keeps it equal
-to `DEFAULTS`). Everything is validated before Spark starts, with errors that
+`load_config` returns one validated, typed, immutable `Config` (frozen
+dataclasses: `config.sources.log_dirs`, `config.trigger.interval`,
+`config.audit.buckets`, `config.metrics.port`, `config.sink.backend` ...) that
+the job, the operator and the CLI read by attribute.
+
+Every key is declared once, below, as a field of those dataclasses: its
+default (as written in YAML), its one-line doc, its type (from the
+annotation) and its choices (a `Literal`). `KEYS`, `DEFAULTS`, the type
+checks, the environment names, the CLI's choices and the sink backends are
+derived from them; `conf/default.yaml` documents the same keys (a test keeps
+the two equal). Everything is validated before Spark starts, with errors that
 name the key: an unknown key (with the nearest known one), a wrong type, an
 input path that does not exist, no input at all.
 
-Environment: every scalar key is `KRAFT_AUDIT_` + its dotted path in upper
-case with dots as underscores (`metrics.port` → `KRAFT_AUDIT_METRICS_PORT`).
-List-of-sources keys take a comma-separated list of `PATH` or
-`CLUSTER_ID=PATH` (`KRAFT_AUDIT_SOURCES_LOG_DIRS=/data/kraft/__cluster_metadata-0`).
+"Settings" means the core's knobs (`CoreSettings`): the key `audit.settings`
+holds them (the core settings), nothing else here is called settings.
+
+Environment: every key is `KRAFT_AUDIT_` + its dotted path in upper case with
+dots as underscores (`metrics.port` → `KRAFT_AUDIT_METRICS_PORT`); any other
+`KRAFT_AUDIT_*` variable is refused as an unknown key. List-of-sources keys
+take a comma-separated list of `PATH` or `CLUSTER_ID=PATH`
+(`KRAFT_AUDIT_SOURCES_LOG_DIRS=/data/kraft/__cluster_metadata-0`).
 """
 
 from __future__ import annotations
@@ -17,64 +30,254 @@ import copy
 import difflib
 import os
 import re
-from dataclasses import dataclass
+import types
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import yaml
 from kraft_audit.errors import ConfigError  # noqa: F401 (exported here too)
 
 ENV_PREFIX = "KRAFT_AUDIT_"
 
+
+class FrozenMap(Mapping[str, Any]):
+    """A read-only mapping: the free-form keys (`audit.settings`, `spark.conf`, a
+    topic's `options`). `dict(m)` gives a plain copy."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any] | None = None):
+        self._data = dict(data or {})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._data))
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._data!r})"
+
+    def __reduce__(self):
+        return FrozenMap, (self._data,)
+
+
+def setting(default: Any, doc: str) -> Any:
+    """A key's declaration: its default as written in YAML and a one-line doc (the
+    type and the choices come from the field's annotation)."""
+    meta = {"default": default, "doc": doc}
+    if isinstance(default, list):
+        return field(default=tuple(default), metadata=meta)
+    if isinstance(default, dict):
+        frozen = FrozenMap(default)
+        return field(default_factory=lambda: frozen, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+# ------------------------------------------------------------------ the declaration
+
+@dataclass(frozen=True)
+class LogSource:
+    """One file input (a log dir, dump-log, registrations or inventory path), absolute.
+    cluster_id None: from meta.properties (log dirs) or the only log dir's cluster."""
+
+    path: str
+    cluster_id: str | None = None
+
+
+@dataclass(frozen=True)
+class KafkaSource:
+    """One `sources.kafka` entry: a topic `kraft-audit ship` produces to."""
+
+    bootstrap_servers: str
+    topic: str
+    starting_offsets: Literal["earliest", "latest"] = "earliest"
+    max_offsets_per_trigger: int | None = None  # None: kafka_input's default
+    options: FrozenMap = field(default_factory=FrozenMap)  # e.g. kafka.security.protocol
+
+
+@dataclass(frozen=True)
+class SourcesConfig:
+    log_dirs: tuple[LogSource, ...] = setting(
+        [], "KRaft metadata log dirs: [CLUSTER_ID=]PATH of __cluster_metadata-0 or the dir above it")
+    kafka: tuple[KafkaSource, ...] = setting(
+        [], "topics `kraft-audit ship` produces to: HOST:PORT[,...]/TOPIC or {bootstrap_servers, topic, ...}")
+    dump_logs: tuple[LogSource, ...] = setting(
+        [], "kafka-dump-log --cluster-metadata-decoder outputs: files or directories of them")
+    registrations: tuple[LogSource, ...] = setting(
+        [], "broker registration requests, tailed: request-logger files or JSON lines")
+    log_dir_inventories: tuple[LogSource, ...] = setting(
+        [], "kafka-log-dirs --describe outputs, one file per run (a file or a directory)")
+    starting_position: Literal["earliest", "snapshot"] = setting(
+        "earliest", "where a log dir is read from: its oldest segment, or its newest snapshot")
+    max_records_per_trigger: int | None = setting(
+        200000, "records per micro-batch and log dir at most (null: no bound)")
+    max_bytes_per_trigger: int | None = setting(
+        None, "bytes per micro-batch and log dir at most (null: no bound)")
+
+
+@dataclass(frozen=True)
+class TriggerConfig:
+    interval: str = setting("5 seconds", "micro-batch interval, e.g. '5 seconds' or '500 ms'")
+    available_now: bool = setting(False, "audit what exists now in bounded micro-batches, then stop")
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    buckets: int = setting(8, "state groups per cluster (fixed for the life of a checkpoint)")
+    rules_dir: str | None = setting(None, "rule catalog directory (null: the catalog shipped with the package)")
+    settings: FrozenMap = setting(  # noqa: RUF009 (FrozenMap is immutable)
+        {}, "core settings (CoreSettings, docs/rules.md), e.g. {last_known_elr: set}")
+    min_insync_replicas: int | None = setting(
+        None, "the cluster's min.insync.replicas when the log does not set it (null: unknown, 1 assumed)")
+    server_properties: str | None = setting(None, "a server.properties to read min.insync.replicas from")
+    timeout_seconds: float = setting(60, "idle seconds after which pending registration matches are settled")
+
+
+@dataclass(frozen=True)
+class MetricsConfig:
+    enabled: bool = setting(True, "serve /metrics")
+    host: str = setting("127.0.0.1", "address /metrics listens on")
+    port: int = setting(9464, "port of /metrics (0: any free port)")
+    max_topics: int = setting(100, "per-topic series per cluster at most (the rest under topic=\"_other\")")
+
+
+@dataclass(frozen=True)
+class SinkConfig:
+    backend: Literal["deltalake", "delta-spark"] = setting(
+        "deltalake", "Delta writer: delta-rs from the driver, or Spark's Delta connector")
+    app_id: str = setting("kraft-audit", "Delta transaction app id (keep it stable across restarts)")
+
+
+@dataclass(frozen=True)
+class SparkConfig:
+    master: str | None = setting("local[2]", "Spark master (null: the one spark-submit sets)")
+    shuffle_partitions: int = setting(2, "spark.sql.shuffle.partitions")
+    conf: FrozenMap = setting({}, "more Spark configuration, {key: value}")  # noqa: RUF009
+
+
+@dataclass(frozen=True)
+class Config:
+    """The validated configuration of one run (what `load_config` returns)."""
+
+    sources: SourcesConfig = field(default_factory=SourcesConfig)
+    checkpoint: str = setting("kraft-audit-run/checkpoint", "Spark checkpoint (offsets and auditor state)")
+    tables: str = setting("kraft-audit-run/tables", "root of the Delta tables")
+    trigger: TriggerConfig = field(default_factory=TriggerConfig)
+    audit: AuditConfig = field(default_factory=AuditConfig)
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    sink: SinkConfig = field(default_factory=SinkConfig)
+    spark: SparkConfig = field(default_factory=SparkConfig)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The same configuration as plain nested dicts and lists (YAML's shape)."""
+        return _plain(self)
+
+    def with_values(self, values: Mapping[str, Any], check_paths: bool = True) -> Config:
+        """A copy with some keys changed (dotted keys, as `load_config`'s overrides), validated.
+        (A min ISR already resolved into `audit.settings` stays there.)"""
+        tree = self.as_dict()
+        _apply_overrides(tree, values, "with_values")
+        return validate(tree, check_paths=check_paths)
+
+
+# ------------------------------------------------------------------ derived from it
+
 @dataclass(frozen=True)
 class Key:
-    """One configuration key: its default and the types (and values) it accepts.
-    conf/default.yaml documents the same keys (a test keeps the two equal)."""
+    """One configuration key, derived from its field: its default (as in YAML), the
+    types (and values) it accepts, its doc, and for a list the class of an entry."""
 
     default: Any
     types: tuple[type, ...]
     choices: tuple[str, ...] = ()
+    doc: str = ""
+    item: type | None = None
+
+    @property
+    def is_source_list(self) -> bool:
+        return self.item is LogSource
 
 
-_PATH_LIST = (list,)  # a list of sources: each entry a path or {path, cluster_id}
-_KAFKA_LIST = (list,)  # (a distinct object: not a list of paths)
-_KAFKA_KEYS = {"bootstrap_servers", "topic", "starting_offsets", "max_offsets_per_trigger", "options"}
+def _describe(hint: Any) -> tuple[tuple[type, ...], tuple[str, ...], type | None]:
+    """(accepted YAML types, choices, entry class) of an annotation."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, types.UnionType):
+        parts = [_describe(a) for a in args]
+        return (tuple(t for p in parts for t in p[0]), tuple(c for p in parts for c in p[1]),
+                next((p[2] for p in parts if p[2] is not None), None))
+    if origin is Literal:
+        return (str,), args, None
+    if origin is tuple:
+        return (list,), (), args[0]
+    if hint is FrozenMap:
+        return (dict,), (), None
+    if hint is float:
+        return (int, float), (), None
+    return (hint,), (), None
 
-# Every key, declared once: DEFAULTS, the type checks, the environment names and
-# the source lists are derived from it.
-KEYS: dict[str, Key] = {
-    "sources.log_dirs": Key([], _PATH_LIST),
-    "sources.dump_logs": Key([], _PATH_LIST),
-    "sources.registrations": Key([], _PATH_LIST),
-    "sources.log_dir_inventories": Key([], _PATH_LIST),
-    # the shipper's topics: [{bootstrap_servers, topic, starting_offsets, max_offsets_per_trigger,
-    # options}], read with Spark's Kafka source
-    "sources.kafka": Key([], _KAFKA_LIST),
-    "sources.starting_position": Key("earliest", (str,), ("earliest", "snapshot")),
-    "sources.max_records_per_trigger": Key(200000, (int, type(None))),
-    "sources.max_bytes_per_trigger": Key(None, (int, type(None))),
-    "checkpoint": Key("kraft-audit-run/checkpoint", (str,)),
-    "tables": Key("kraft-audit-run/tables", (str,)),
-    "trigger.interval": Key("5 seconds", (str,)),
-    "trigger.available_now": Key(False, (bool,)),
-    "audit.buckets": Key(8, (int,)),
-    "audit.rules_dir": Key(None, (str, type(None))),
-    "audit.settings": Key({}, (dict,)),
-    "audit.min_insync_replicas": Key(None, (int, type(None))),
-    "audit.server_properties": Key(None, (str, type(None))),
-    "audit.timeout_seconds": Key(60, (int, float)),
-    "metrics.enabled": Key(True, (bool,)),
-    "metrics.host": Key("127.0.0.1", (str,)),
-    "metrics.port": Key(9464, (int,)),
-    "metrics.max_topics": Key(100, (int,)),
-    "sink.backend": Key("deltalake", (str,), ("deltalake", "delta-spark")),
-    "sink.app_id": Key("kraft-audit", (str,)),
-    "spark.master": Key("local[2]", (str, type(None))),
-    "spark.shuffle_partitions": Key(2, (int,)),
-    "spark.conf": Key({}, (dict,)),
-}
 
-SOURCE_LISTS = tuple(k for k, key in KEYS.items() if key.types is _PATH_LIST)
+def _is_section(hint: Any) -> bool:
+    return isinstance(hint, type) and is_dataclass(hint) and hint not in (LogSource, KafkaSource)
+
+
+def _declared(cls: type, prefix: str = "") -> dict[str, Key]:
+    keys: dict[str, Key] = {}
+    hints = get_type_hints(cls)
+    for f in fields(cls):
+        hint, dotted = hints[f.name], prefix + f.name
+        if _is_section(hint):
+            keys.update(_declared(hint, dotted + "."))
+        else:
+            accepted, choices, item = _describe(hint)
+            keys[dotted] = Key(f.metadata["default"], accepted, choices, f.metadata["doc"], item)
+    return keys
+
+
+# Every key: dotted name -> Key, in declaration order.
+KEYS: dict[str, Key] = _declared(Config)
+
+_KAFKA_KEYS = {f.name for f in fields(KafkaSource)}
+_KAFKA_STARTING = get_args(get_type_hints(KafkaSource)["starting_offsets"])
+SOURCE_LISTS = tuple(k for k, key in KEYS.items() if key.is_source_list)
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _build(cls: type, tree: Mapping[str, Any], prefix: str = "") -> Any:
+    """The frozen dataclasses from a validated tree."""
+    hints = get_type_hints(cls)
+    values = {}
+    for f in fields(cls):
+        dotted, value = prefix + f.name, tree[f.name]
+        if dotted not in KEYS:
+            values[f.name] = _build(hints[f.name], value, dotted + ".")
+        elif KEYS[dotted].item is LogSource:
+            values[f.name] = tuple(LogSource(e["path"], e["cluster_id"]) for e in value)
+        elif KEYS[dotted].item is KafkaSource:
+            values[f.name] = tuple(KafkaSource(**{**e, "options": FrozenMap(e.get("options"))})
+                                   for e in value)
+        elif isinstance(value, dict):
+            values[f.name] = FrozenMap(value)
+        else:
+            values[f.name] = value
+    return cls(**values)
 
 
 def _nested(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -126,30 +329,31 @@ def _unknown(key: str, origin: str) -> ConfigError:
 
 def _parse_scalar(dotted: str, text: str) -> Any:
     """A flag or environment string as the key's type."""
-    types = KEYS[dotted].types
-    if dotted in SOURCE_LISTS:
+    key = KEYS[dotted]
+    accepted = key.types
+    if key.item is LogSource:
         return [parse_source_item(s) for s in text.split(",") if s.strip()]
-    if KEYS[dotted].types is _KAFKA_LIST:  # HOST:PORT[,...]/TOPIC entries, ";"-separated
+    if key.item is KafkaSource:  # HOST:PORT[,...]/TOPIC entries, ";"-separated
         return [s.strip() for s in text.split(";") if s.strip()]
-    if text.strip().lower() in ("null", "none", "") and type(None) in types:
+    if text.strip().lower() in ("null", "none", "") and type(None) in accepted:
         return None
-    if bool in types:
+    if bool in accepted:
         if text.strip().lower() in ("1", "true", "yes", "on"):
             return True
         if text.strip().lower() in ("0", "false", "no", "off"):
             return False
         raise ConfigError(f"`{dotted}` must be true or false, got {text!r}")
-    if int in types:
+    if int in accepted:
         try:
             return int(text)
         except ValueError:
-            if float in types:
+            if float in accepted:
                 try:
                     return float(text)
                 except ValueError:
                     pass
             raise ConfigError(f"`{dotted}` must be a number, got {text!r}") from None
-    if dict in types:
+    if dict in accepted:
         loaded = yaml.safe_load(text)
         if not isinstance(loaded, dict):
             raise ConfigError(f"`{dotted}` must be a mapping, got {text!r}")
@@ -166,14 +370,15 @@ def parse_source_item(text: str) -> dict[str, Any]:
 
 
 def load_config(path: str | os.PathLike | None = None, overrides: Mapping[str, Any] | None = None,
-                environ: Mapping[str, str] | None = None, check_paths: bool = True) -> dict[str, Any]:
-    """The validated configuration (a plain nested dict, paths absolute).
+                environ: Mapping[str, str] | None = None, check_paths: bool = True) -> Config:
+    """The validated configuration (a frozen `Config`, paths absolute).
 
     `overrides` maps dotted keys to values (already typed, or strings that
     are parsed as the key's type); they win over the environment, which wins
-    over the file, which wins over DEFAULTS.
+    over the file, which wins over the declared defaults. `environ`: the
+    environment to read (default os.environ; only `KRAFT_AUDIT_*` names are read).
     """
-    cfg = _nested({k: key.default for k, key in KEYS.items()})
+    cfg = copy.deepcopy(DEFAULTS)
     if path is not None:
         p = Path(path)
         if not p.is_file():
@@ -196,18 +401,19 @@ def load_config(path: str | os.PathLike | None = None, overrides: Mapping[str, A
         if dotted is None:
             raise _unknown(name, "environment")
         _set(cfg, dotted, _parse_scalar(dotted, text))
-    for dotted, value in (overrides or {}).items():
-        if dotted not in KEYS:
-            raise _unknown(dotted, "command line")
-        _set(cfg, dotted, _parse_scalar(dotted, value) if isinstance(value, str) else value)
+    _apply_overrides(cfg, overrides or {}, "command line")
     return validate(cfg, check_paths=check_paths)
 
 
+def _apply_overrides(cfg: dict[str, Any], overrides: Mapping[str, Any], origin: str) -> None:
+    for dotted, value in overrides.items():
+        if dotted not in KEYS:
+            raise _unknown(dotted, origin)
+        _set(cfg, dotted, _parse_scalar(dotted, value) if isinstance(value, str) else value)
+
+
 def _env_key(name: str) -> str | None:
-    for dotted in KEYS:
-        if ENV_PREFIX + dotted.replace(".", "_").upper() == name:
-            return dotted
-    return None
+    return env_names().get(name)
 
 
 def env_names() -> dict[str, str]:
@@ -215,13 +421,17 @@ def env_names() -> dict[str, str]:
     return {ENV_PREFIX + d.replace(".", "_").upper(): d for d in KEYS}
 
 
-def validate(cfg: dict[str, Any], check_paths: bool = True) -> dict[str, Any]:
+def validate(tree: Mapping[str, Any], check_paths: bool = True) -> Config:
+    """The frozen `Config` of a nested dict of every key (YAML's shape), checked:
+    types, choices, ranges, paths (unless not `check_paths`), the core settings and
+    the rule catalog. Relative paths become absolute."""
+    cfg = copy.deepcopy(dict(tree))
     for dotted, key in KEYS.items():
-        types, value = key.types, _get(cfg, dotted)
-        if isinstance(value, bool) and bool not in types:
-            raise ConfigError(f"`{dotted}` must be {_type_names(types)}, got {value!r}")
-        if not isinstance(value, types):
-            raise ConfigError(f"`{dotted}` must be {_type_names(types)}, got {value!r}")
+        accepted, value = key.types, _get(cfg, dotted)
+        if isinstance(value, bool) and bool not in accepted:
+            raise ConfigError(f"`{dotted}` must be {_type_names(accepted)}, got {value!r}")
+        if not isinstance(value, accepted):
+            raise ConfigError(f"`{dotted}` must be {_type_names(accepted)}, got {value!r}")
         if key.choices and value not in key.choices:
             raise ConfigError(f"`{dotted}` must be one of {', '.join(key.choices)}, got {value!r}")
     for dotted in SOURCE_LISTS:
@@ -269,7 +479,7 @@ def validate(cfg: dict[str, Any], check_paths: bool = True) -> dict[str, Any]:
     _check_audit(cfg["audit"], load_rules=check_paths)  # (the rule catalog is a path too)
     cfg["checkpoint"] = str(Path(cfg["checkpoint"]).expanduser().resolve())
     cfg["tables"] = str(Path(cfg["tables"]).expanduser().resolve())
-    return cfg
+    return _build(Config, cfg)
 
 
 def _kafka_entry(i: int, item: Any) -> dict:
@@ -285,9 +495,17 @@ def _kafka_entry(i: int, item: Any) -> dict:
     if extra:
         raise ConfigError(f"`sources.kafka[{i}]`: unknown key `{sorted(extra)[0]}` "
                           f"(known: {', '.join(sorted(_KAFKA_KEYS))})")
-    if item.get("starting_offsets", "earliest") not in ("earliest", "latest"):
-        raise ConfigError(f"`sources.kafka[{i}].starting_offsets` must be earliest or latest")
-    return dict(item)
+    starting = item.get("starting_offsets")
+    if starting is not None and starting not in _KAFKA_STARTING:
+        raise ConfigError(f"`sources.kafka[{i}].starting_offsets` must be {' or '.join(_KAFKA_STARTING)}")
+    bound = item.get("max_offsets_per_trigger")
+    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 1):
+        raise ConfigError(f"`sources.kafka[{i}].max_offsets_per_trigger` must be a positive integer "
+                          f"or null, got {bound!r}")
+    options = item.get("options")
+    if options is not None and not isinstance(options, dict):
+        raise ConfigError(f"`sources.kafka[{i}].options` must be a mapping, got {options!r}")
+    return {**item, "starting_offsets": starting or "earliest"}
 
 
 def _resolve_min_isr(audit: dict[str, Any], read_files: bool) -> None:

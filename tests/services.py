@@ -13,8 +13,9 @@ from pathlib import Path
 from kraft_audit.testing.realkafka.cluster import wait_until
 
 # The Kafka versions the real-cluster tests run: `make test` the newest of the 4 and 3 lines;
-# `make test-kafka-matrix` every release line (KRAFT_AUDIT_KAFKA_VERSIONS, comma-separated).
-KAFKA_VERSIONS = os.environ.get("KRAFT_AUDIT_KAFKA_VERSIONS", "4.3.1,3.9.2").split(",")
+# `make test-kafka-matrix` every release line (KRAFT_TEST_KAFKA_VERSIONS, comma-separated;
+# not KRAFT_AUDIT_*: those are the job's configuration, and `kraft-audit run` refuses an unknown one).
+KAFKA_VERSIONS = os.environ.get("KRAFT_TEST_KAFKA_VERSIONS", "4.3.1,3.9.2").split(",")
 
 
 def free_port() -> int:

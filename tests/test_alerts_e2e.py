@@ -68,8 +68,8 @@ def test_an_injected_controller_bug_reaches_the_pager_with_its_labels(spark, tmp
             return p and max((c["max_offset"] or -1) for c in p["clusters"]) >= result.last_offset
 
         wait_for("the job to audit the whole log", caught_up, timeout=180)
-        violations = read_table(cfg["tables"], "violations").to_pylist()
-        unclean = sum(g["unclean_elections_total"] for g in read_table(cfg["tables"], "gauges")
+        violations = read_table(cfg.tables, "violations").to_pylist()
+        unclean = sum(g["unclean_elections_total"] for g in read_table(cfg.tables, "gauges")
                       .to_pylist())
         # (receiver, alert, cluster, rule, severity) the tables call for
         expected = {(SEVERITY_ROUTE[v["severity"]], "KraftAuditViolation", v["cluster_id"],

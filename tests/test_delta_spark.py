@@ -16,7 +16,7 @@ import pytest
 from deltalake import DeltaTable
 
 from kraft_audit import questions
-from kraft_audit.config import load_config
+from kraft_audit.config import Config, load_config
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import parse_scenario
 from kraft_audit.spark import questions_sql
@@ -68,7 +68,7 @@ def sim(tmp_path_factory) -> Path:
     return out
 
 
-def config(work: Path, sim: Path, backend: str) -> dict:
+def config(work: Path, sim: Path, backend: str) -> Config:
     return load_config(None, {
         "sources.log_dirs": str(sim), "sources.registrations": str(sim / "registrations.jsonl"),
         "sources.log_dir_inventories": str(sim / "log-dirs"),
@@ -84,7 +84,7 @@ def run_job(spark, cfg, after_write=None) -> AuditJob:
 
 
 @pytest.fixture(scope="module")
-def spark_run(spark, sim, tmp_path_factory) -> dict:
+def spark_run(spark, sim, tmp_path_factory) -> Config:
     """An uninterrupted run of the job with backend delta-spark."""
     delta_spark_jars()  # without them: "run make delta-spark"
     cfg = config(tmp_path_factory.mktemp("delta-spark-run"), sim, "delta-spark")
@@ -95,7 +95,7 @@ def spark_run(spark, sim, tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="module")
-def rs_run(spark, sim, tmp_path_factory) -> dict:
+def rs_run(spark, sim, tmp_path_factory) -> Config:
     """The same job with the default backend, delta-rs."""
     cfg = config(tmp_path_factory.mktemp("delta-rs-run"), sim, "deltalake")
     assert run_job(spark, cfg).query.exception() is None
@@ -124,17 +124,17 @@ def rows_key(row: dict) -> str:
     return json.dumps(canon({k: v for k, v in row.items() if k not in VOLATILE}), sort_keys=True)
 
 
-def by_delta_rs(cfg: dict, table: str) -> Counter:
+def by_delta_rs(cfg, table: str) -> Counter:
     return Counter(rows_key(r) for r in
-                   questions.read_table(cfg["tables"], table).to_pylist())
+                   questions.read_table(cfg.tables, table).to_pylist())
 
 
-def by_spark(spark, cfg: dict, table: str) -> Counter:
-    frame = spark.read.format("delta").load(str(Path(cfg["tables"]) / table))
+def by_spark(spark, cfg, table: str) -> Counter:
+    frame = spark.read.format("delta").load(str(Path(cfg.tables) / table))
     return Counter(rows_key(r.asDict(recursive=True)) for r in frame.collect())
 
 
-def schema(cfg: dict, table: str) -> dict:
+def schema(cfg, table: str) -> dict:
     """The table's Delta schema, NOT NULL inside arrays aside: Spark's
     connector cannot keep it there (progress.clusters.cluster_id)."""
     def relax(node, in_array=False):
@@ -146,11 +146,11 @@ def schema(cfg: dict, table: str) -> dict:
         if isinstance(node, list):
             return [relax(v, in_array) for v in node]
         return node
-    return relax(json.loads(DeltaTable(str(Path(cfg["tables"]) / table)).schema().to_json()))
+    return relax(json.loads(DeltaTable(str(Path(cfg.tables) / table)).schema().to_json()))
 
 
-def commit_infos(cfg: dict, table: str) -> list[dict]:
-    log = Path(cfg["tables"]) / table / "_delta_log"
+def commit_infos(cfg, table: str) -> list[dict]:
+    log = Path(cfg.tables) / table / "_delta_log"
     infos = []
     for f in sorted(log.glob("*.json")):
         for line in f.read_text().splitlines():
@@ -178,7 +178,7 @@ def test_job_writes_every_table_through_the_spark_connector(spark, spark_run, rs
         assert written_by_spark == by_delta_rs(rs_run, name), name
         assert by_spark(spark, rs_run, name) == written_by_spark, name
 
-    rules = {r["rule_id"] for r in questions.violations(spark_run["tables"])}
+    rules = {r["rule_id"] for r in questions.violations(spark_run.tables)}
     assert "kraft.leader-epoch-bump" in rules and len(rules) >= 2, rules
 
 
@@ -190,10 +190,10 @@ def test_exactly_once_across_a_crash_and_restart(spark, sim, spark_run, tmp_path
             raise RuntimeError("killed after the Delta writes of batch 0, before Spark's commit")
 
     first = run_job(spark, cfg, after_write=crash)
-    ck = Path(cfg["checkpoint"])
+    ck = Path(cfg.checkpoint)
     assert (ck / "offsets" / "0").exists() and not (ck / "commits" / "0").exists()
     # batch 0 is in Delta (through Spark) but not in the checkpoint: Spark will replay it
-    progress = DeltaTable(str(Path(cfg["tables"]) / "progress"))
+    progress = DeltaTable(str(Path(cfg.tables) / "progress"))
     assert progress.transaction_version(first.writer.app_id) == 0
 
     restarted = run_job(spark, cfg)  # Spark replays batch 0: the sink must skip every table
@@ -201,7 +201,7 @@ def test_exactly_once_across_a_crash_and_restart(spark, sim, spark_run, tmp_path
     assert restarted.writer.totals["progress"] == 1  # batch 1 only: the replay wrote nothing
     for name in TABLES:
         assert by_delta_rs(cfg, name) == by_delta_rs(spark_run, name), name
-    batches = Counter(p["batch_id"] for p in questions.read_table(cfg["tables"], "progress").to_pylist())
+    batches = Counter(p["batch_id"] for p in questions.read_table(cfg.tables, "progress").to_pylist())
     assert max(batches.values()) == 1 and sorted(batches) == list(range(len(batches)))
 
 
@@ -235,11 +235,11 @@ def test_either_backend_continues_the_others_tables(spark, tmp_path, output_rows
     for batch_id, batch in enumerate(batches):
         only_rs.write_batch(batch_id, batch)
     for name in TABLES:
-        got = by_delta_rs({"tables": str(mixed)}, name)
-        assert got == by_delta_rs({"tables": str(reference)}, name), name
+        got = by_delta_rs(Config(tables=str(mixed)), name)
+        assert got == by_delta_rs(Config(tables=str(reference)), name), name
         assert max(got.values()) == 1, name
         engines = {"spark" if "Delta-Lake" in i.get("engineInfo", "") else "delta-rs"
-                   for i in commit_infos({"tables": str(mixed)}, name)}
+                   for i in commit_infos(Config(tables=str(mixed)), name)}
         assert engines == {"spark", "delta-rs"}, (name, engines)
 
     # and delta-rs writes into tables Spark's connector created (no NOT NULL in arrays there)
@@ -249,12 +249,12 @@ def test_either_backend_continues_the_others_tables(spark, tmp_path, output_rows
     for batch_id, batch in enumerate(batches):
         rs_into_spark_made.write_batch(batch_id, batch)
     for name in TABLES:
-        assert by_delta_rs({"tables": str(spark_made)}, name) == \
-            by_delta_rs({"tables": str(reference)}, name), name
+        assert by_delta_rs(Config(tables=str(spark_made)), name) == \
+            by_delta_rs(Config(tables=str(reference)), name), name
 
 
 def test_spark_sql_questions_answer_like_kraft_audit_query(spark, spark_run):
-    root = spark_run["tables"]
+    root = spark_run.tables
     newest = max(questions.newest_record_ms(root).values())
     windows = [None, questions.parse_since("30s"), questions.Since(at_ms=newest - 20_000)]
     asked = 0

@@ -162,7 +162,7 @@ def test_kubernetes_manifest_matches_the_job(tmp_path):
     audit = load_config(tmp_path / "audit.yaml", environ={}, check_paths=False)
     [port] = spec["driver"]["ports"]
     assert (
-        port["containerPort"] == audit["metrics"]["port"] and audit["metrics"]["host"] == "0.0.0.0"
+        port["containerPort"] == audit.metrics.port and audit.metrics.host == "0.0.0.0"
     )
     mounts = {m["name"] for m in spec["driver"]["volumeMounts"]}
     assert mounts == {v["name"] for v in spec["volumes"]}

@@ -110,7 +110,7 @@ def test_check_describe_query_and_metrics_tell_one_story(spark, sim, tmp_path, c
     def metric(name: str, labels=cluster) -> float:
         return metrics[("kraft_audit_" + name, labels)]
 
-    tables = cfg["tables"]
+    tables = cfg.tables
 
     def query(*question) -> list[dict]:
         return json_lines(cli_json(capsys, "query", tables, *question, "--json"))

@@ -56,7 +56,7 @@ def test_a_cluster_shipped_through_a_topic_audits_like_its_files(spark, tmp_path
 
     with KafkaCluster(version, tmp_path / "kafka", brokers=3, features=elr_features(version)) as cluster:
         cluster.start()
-        cfg["sources"]["kafka"] = [{"bootstrap_servers": cluster.bootstrap, "topic": TOPIC}]
+        cfg = cfg.with_values({"sources.kafka": [{"bootstrap_servers": cluster.bootstrap, "topic": TOPIC}]})
         create_topic(cluster)
         shipper = ShipProcess(cluster, tmp_path / "ship-logs")
         shipper.start()
@@ -107,11 +107,11 @@ def test_a_cluster_shipped_through_a_topic_audits_like_its_files(spark, tmp_path
     def upto(rows, offset):  # the file run may have read a few NoOps more: they write no row
         return [r for r in rows if r.get("offset", -1) <= offset and (r.get("start_offset") or 0) <= offset]
     for table in COMPARED:
-        shipped = upto(comparable_rows(cfg["tables"], table), final)
-        files = upto(comparable_rows(files_cfg["tables"], table), final)
+        shipped = upto(comparable_rows(cfg.tables, table), final)
+        files = upto(comparable_rows(files_cfg.tables, table), final)
         assert shipped == files, table
-    assert comparable_rows(cfg["tables"], "partition_history"), "the story wrote partition changes"
+    assert comparable_rows(cfg.tables, "partition_history"), "the story wrote partition changes"
     # nothing doubled: every partition change once, every violation once
-    history = comparable_rows(cfg["tables"], "partition_history")
+    history = comparable_rows(cfg.tables, "partition_history")
     assert len({(r["topic_id"], r["partition"], r["offset"]) for r in history}) == len(history)
     assert shipper.starts == 3

@@ -16,7 +16,7 @@ from deltalake import DeltaTable
 
 from kraft_audit.core.audit import Auditor
 from kraft_audit.core.codec.logdir import METADATA_DIR, read_log_dir, read_segment
-from kraft_audit.config import load_config
+from kraft_audit.config import Config, load_config
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.rules.catalog import load_catalog
 from kraft_audit.questions import count_rows
@@ -47,7 +47,7 @@ def config(work: Path, sim: Path, **overrides):
 
 
 def table(cfg, name) -> list[dict]:
-    return DeltaTable(str(Path(cfg["tables"]) / name)).to_pyarrow_table().to_pylist()
+    return DeltaTable(str(Path(cfg.tables) / name)).to_pyarrow_table().to_pylist()
 
 
 def single_process_baseline(sim: Path, cluster_id: str):
@@ -128,7 +128,7 @@ def test_crash_between_sink_write_and_checkpoint_then_restart(spark, tmp_path):
 
     first = AuditJob(cfg, spark=spark, after_write=crash)
     assert not first.run(available_now=True)  # the query died
-    ck = Path(cfg["checkpoint"])
+    ck = Path(cfg.checkpoint)
     assert (ck / "offsets" / "2").exists() and not (ck / "commits" / "2").exists()
     written_before = len(table(cfg, "partition_history"))
 
@@ -247,7 +247,7 @@ def test_kraft_audit_run_once_from_the_command_line(spark, tmp_path, capsys):
     code = main(argv)
     assert code == 0
     first = capsys.readouterr().out
-    cfg = {"tables": str(tmp_path / "tables")}
+    cfg = Config(tables=str(tmp_path / "tables"))  # where the run above wrote
     assert_faults_found_once(cfg, result.faults)
     # a second run over the same checkpoint: nothing new, and the summary still tells what
     # the tables hold (a merge table holds a row per key, fewer than were written)
@@ -255,7 +255,7 @@ def test_kraft_audit_run_once_from_the_command_line(spark, tmp_path, capsys):
     second = capsys.readouterr().out
     for out in (first, second):
         held = summary_counts(out)
-        assert held and held == {t: count_rows(cfg["tables"], t) for t in held}
+        assert held and held == {t: count_rows(cfg.tables, t) for t in held}
     assert second.startswith("micro-batches this run: 0\n")
     assert summary_counts(first, column=1)["partition_state"] > held["partition_state"]
 
@@ -272,8 +272,8 @@ def test_process_killed_mid_stream_then_restarted_loses_and_duplicates_nothing(s
     cfg = config(tmp_path, sim)
     committed = run_then_kill_9({
         "sources.log_dirs": str(sim), "sources.registrations": str(sim / "registrations.jsonl"),
-        "sources.log_dir_inventories": str(sim / "log-dirs"), "checkpoint": cfg["checkpoint"],
-        "tables": cfg["tables"], "sources.max_records_per_trigger": 25, "audit.buckets": 4,
+        "sources.log_dir_inventories": str(sim / "log-dirs"), "checkpoint": cfg.checkpoint,
+        "tables": cfg.tables, "sources.max_records_per_trigger": 25, "audit.buckets": 4,
         "metrics.enabled": False})
     assert 3 <= committed < 10, "the kill should land in the middle of the stream"
 
@@ -287,7 +287,7 @@ def test_process_killed_mid_stream_then_restarted_loses_and_duplicates_nothing(s
 
 
 def comparable(cfg, name: str) -> list[dict]:
-    return comparable_rows(cfg["tables"], name)
+    return comparable_rows(cfg.tables, name)
 
 
 def test_kill_9_in_the_middle_of_a_bootstrap_then_restart_gives_an_uninterrupted_runs_tables(spark, tmp_path):
@@ -339,7 +339,7 @@ def test_check_and_run_quarantine_the_same_rows(spark, tmp_path, capsys):
     checked = json.loads(capsys.readouterr().out)["quarantined"]
     assert main(["run", "--once", "--log-dir", str(log.parent), "--checkpoint", str(tmp_path / "ck"),
                  "--tables", str(tmp_path / "tables"), "--no-metrics", "--set", "audit.buckets=3"]) == 0
-    ran = table({"tables": str(tmp_path / "tables")}, "quarantine")
+    ran = table(Config(tables=str(tmp_path / "tables")), "quarantine")
     # every view says the log is partial: run's summary, query
     partial = f"# partial log: cluster later's log starts at offset {start} without a snapshot"
     assert partial in capsys.readouterr().out

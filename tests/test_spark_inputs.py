@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from kraft_audit.config import LogSource, SourcesConfig
 from kraft_audit.core.codec.dumplog import format_dump_log
 from kraft_audit.core.codec.logdir import read_log_dir
 from kraft_audit.core.events import MetadataEvent, Quarantined
@@ -71,7 +72,7 @@ def test_registration_lines_are_tailed_across_appends_and_rotation(spark, tmp_pa
         got.extend(event_rows.from_row(r.asDict()) for r in df.collect())
 
     def run_once():
-        q = (registration_stream(spark, [{"path": str(logs)}], "c1").writeStream.foreachBatch(sink)
+        q = (registration_stream(spark, [LogSource(str(logs))], "c1").writeStream.foreachBatch(sink)
              .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start())
         q.awaitTermination()
 
@@ -103,7 +104,7 @@ def test_a_brokers_log_dir_is_scanned_again_when_its_replicas_change(spark, tmp_
         got.extend(event_rows.from_row(r.asDict()) for r in df.collect())
 
     def run_once():
-        q = (all_events(spark, {"log_dir_inventories": [{"path": str(data)}]}).writeStream
+        q = (all_events(spark, SourcesConfig(log_dir_inventories=(LogSource(str(data)),))).writeStream
              .foreachBatch(sink).option("checkpointLocation", str(tmp_path / "ck"))
              .trigger(availableNow=True).start())
         q.awaitTermination()

@@ -89,7 +89,7 @@ def assert_counts_balance(stats):
 
 def test_redelivered_micro_batch_counts_as_duplicates_in_every_bucket(sim):
     _result, log, _side = sim
-    audit = op.AuditSettings(buckets=4, timeout_ms=0)
+    audit = op.OperatorConfig(buckets=4, timeout_ms=0)
     first = [e for e in log if e.offset <= log[len(log) // 2].batch_last_offset]
     out, _ = run_buckets([first, first], 4, audit)  # the same micro-batch again after a crash
     assert_counts_balance(out["stats"])
@@ -110,7 +110,7 @@ def test_buckets_together_find_what_one_auditor_finds(sim):
     assert not held
     baseline = Auditor(load_catalog(), {}).process(ordered)
 
-    audit = op.AuditSettings(buckets=4, timeout_ms=0)
+    audit = op.OperatorConfig(buckets=4, timeout_ms=0)
     records = [e for e in log if isinstance(e, MetadataEvent)]
     # three micro-batches on atomic batch boundaries; the side files all arrive first
     cut1 = next(e.batch_last_offset for e in records if e.offset >= len(records) // 3)
@@ -162,7 +162,7 @@ def test_side_inputs_wait_for_the_log_to_reach_their_time(sim):
 
 
 def test_timeout_settles_pending_registrations_without_new_input():
-    audit = op.AuditSettings(buckets=1, timeout_ms=1000, settings={"registration_match_timeout_ms": 1})
+    audit = op.OperatorConfig(buckets=1, timeout_ms=1000, core_settings={"registration_match_timeout_ms": 1})
     request = parse_registration_line(
         json.dumps({"brokerId": 7, "incarnationId": "x" * 22, "previousBrokerEpoch": 5,
                     "requestVersion": 3, "timestampMs": 1_000, "clusterId": "c"}), "c", "r.jsonl", 0)
@@ -181,7 +181,7 @@ def test_timeout_settles_pending_registrations_without_new_input():
 def test_quarantined_rows_pass_through_bucket_zero_with_their_reason():
     q = Quarantined("c", "00000000000000000000.log", 144, "CRC mismatch", b"\x01\x02", 3)
     assert op.target_buckets("QUARANTINE", None, None, 8) == [0]
-    result = next(op.audit_group(("c", 0), iter([frame([q])]), new_state(), op.AuditSettings(buckets=8)))
+    result = next(op.audit_group(("c", 0), iter([frame([q])]), new_state(), op.OperatorConfig(buckets=8)))
     got = op.decode_output(result["table"], result["rows"])["quarantine"]
     assert got == [{"cluster_id": "c", "source": "00000000000000000000.log", "position": 144, "offset": 3,
                     "reason": "CRC mismatch", "raw": b"\x01\x02"}]
@@ -197,10 +197,10 @@ def test_noops_are_thinned_but_counted(tmp_path):
     events = [e for e in read_log_dir(tmp_path)]
     state = new_state()
     result = next(op.audit_group(("c", 0), iter([frame(events[3:]), frame(events[:3])]), state,
-                                 op.AuditSettings(buckets=2)))
+                                 op.OperatorConfig(buckets=2)))
     stats = op.decode_output(result["table"], result["rows"])["stats"][0]
     assert (stats["records"], stats["applied"], stats["min_offset"], stats["max_offset"]) == (6, 6, 0, 5)
-    auditor, _, _ = op.restore(op.AuditSettings(buckets=2), "c", 0, state.get)
+    auditor, _, _ = op.restore(op.OperatorConfig(buckets=2), "c", 0, state.get)
     assert (auditor.last_offset, auditor.clock_ms) == (5, 1005)  # the newest NoOp moved the clock
 
 
@@ -214,7 +214,7 @@ def test_output_tables_travel_as_arrow_of_their_core_columns(sim):
     result, log, _side = sim
     state = new_state()
     out = next(op.audit_group((result.cluster_id, 0), iter([frame(log)]), state,
-                              op.AuditSettings(buckets=1, timeout_ms=0)))
+                              op.OperatorConfig(buckets=1, timeout_ms=0)))
     decoded = op.decode_output_arrow(out["table"], out["rows"])
     partitions = decoded["partitions"]
     assert isinstance(partitions, pa.Table) and partitions.num_rows > 0
@@ -223,7 +223,7 @@ def test_output_tables_travel_as_arrow_of_their_core_columns(sim):
     assert isinstance(decoded["violations"], pa.Table) and decoded["violations"].num_rows > 0
     assert isinstance(decoded["gauges"], list) and isinstance(decoded["stats"], list)
     # the same rows as the core's own, field by field
-    auditor = Auditor(load_catalog(), op.core_settings(op.AuditSettings(buckets=1)))
+    auditor = Auditor(load_catalog(), op.core_settings(op.OperatorConfig(buckets=1)))
     baseline = auditor.process([e for e in log if isinstance(e, MetadataEvent)])
     first = baseline.partitions[0]
     assert partitions.slice(0, 1).to_pylist()[0] == {
@@ -245,7 +245,7 @@ def test_a_bucket_rebuilt_from_its_state_row_gives_what_the_live_auditor_gives(s
     """The worker's live auditors only save work: restoring every call from the
     state row (a new worker, a retried batch, a restart) changes no output row."""
     result, log, side = sim
-    audit = op.AuditSettings(buckets=4, timeout_ms=0)
+    audit = op.OperatorConfig(buckets=4, timeout_ms=0)
     batches = three_micro_batches(result, log, side)
     live, _ = run_buckets(batches, 4, audit)
     cold, _ = run_buckets(batches, 4, audit, cold=True)
@@ -264,7 +264,7 @@ def test_a_micro_batch_rewrites_only_the_shards_it_changed(sim):
     import pickle
 
     result, log, _side = sim
-    audit = op.AuditSettings(buckets=1, timeout_ms=0)
+    audit = op.OperatorConfig(buckets=1, timeout_ms=0)
     records = [e for e in log if isinstance(e, MetadataEvent)]
     state = new_state()
     list(op.audit_group((result.cluster_id, 0), iter([frame(records)]), state, audit))
@@ -295,4 +295,4 @@ def test_a_micro_batch_rewrites_only_the_shards_it_changed(sim):
 
 def test_state_of_an_older_version_is_refused_with_a_clear_error():
     with pytest.raises(RuntimeError, match="new checkpoint location"):
-        op.restore(op.AuditSettings(buckets=2), "c", 0, (1, b"old auditor", b""))
+        op.restore(op.OperatorConfig(buckets=2), "c", 0, (1, b"old auditor", b""))

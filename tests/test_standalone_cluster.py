@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from kraft_audit.core.codec.logdir import read_log_dir
-from kraft_audit.config import load_config
+from kraft_audit.config import Config, load_config
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.questions import read_table
 from kraft_audit.sim.runner import simulate
@@ -140,7 +140,7 @@ def audit_config(tmp_path_factory) -> Path:
     return path
 
 
-def job_config(config: Path, work: Path) -> dict:
+def job_config(config: Path, work: Path) -> Config:
     return load_config(config, {"checkpoint": str(work / "checkpoint"),
                                 "tables": str(work / "tables")}, environ={})
 
@@ -150,7 +150,7 @@ def local_tables(spark, audit_config, tmp_path_factory) -> dict[str, list[str]]:
     """The same audit on local Spark, in this process."""
     cfg = job_config(audit_config, tmp_path_factory.mktemp("local-run"))
     assert AuditJob(cfg, spark=spark).run(available_now=True)
-    return contents(cfg["tables"])
+    return contents(cfg.tables)
 
 
 def contents(tables: str) -> dict[str, list[str]]:
@@ -286,5 +286,5 @@ def test_the_shippers_topic_audited_on_the_standalone_cluster(own_standalone, ex
         return [r for r in rows if r.get("offset", -1) <= shipped and (r.get("start_offset") or 0) <= shipped]
     for table in ("violations", "conditions", "partition_history", "partition_state", "brokers", "quarantine"):
         assert upto(comparable_rows(str(tmp_path / "work" / "tables"), table)) == \
-            upto(comparable_rows(local["tables"], table)), table
-    assert upto(comparable_rows(local["tables"], "partition_history")), "orders' partitions were created"
+            upto(comparable_rows(local.tables, table)), table
+    assert upto(comparable_rows(local.tables, "partition_history")), "orders' partitions were created"

@@ -20,8 +20,12 @@ import time
 import urllib.request
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kraft_audit.cli.main import EXIT_OK, RunFailed, UsageError
+
+if TYPE_CHECKING:
+    from kraft_audit.config import Config
 
 MARKER = ".kraft-audit-demo"  # a workdir the demo may wipe and refill
 DEMO_SCENARIO = "unclean-shutdown-elr"
@@ -128,13 +132,13 @@ def _shown(path: Path) -> str:
     return relative if not relative.startswith("..") else str(path)
 
 
-def _rows(cfg: dict, table) -> list[dict]:
+def _rows(cfg: Config, table) -> list[dict]:
     from kraft_audit.tables.read import read_table
 
-    return read_table(cfg["tables"], table).to_pylist()
+    return read_table(cfg.tables, table).to_pylist()
 
 
-def _report(cfg: dict, result, metrics_url: str) -> bool:
+def _report(cfg: Config, result, metrics_url: str) -> bool:
     from kraft_audit.tables import CONDITIONS, QUARANTINE, VIOLATIONS
 
     violations = _rows(cfg, VIOLATIONS)
@@ -167,7 +171,7 @@ def _report(cfg: dict, result, metrics_url: str) -> bool:
                 print(f"   {line}")
     except OSError as exc:
         print(f"   /metrics not reachable: {exc}")
-    tables = _shown(Path(cfg["tables"]))
+    tables = _shown(Path(cfg.tables))
     print(f"\n4. Delta tables under {tables}:")
     for name in sorted(p.name for p in Path(tables).iterdir() if p.is_dir()):
         print(f"   {Path(tables) / name}")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.main import UsageError
+from kraft_audit.config import KEYS
 from kraft_audit.core.codec.dumplog import to_dump_json
 from kraft_audit.core.events import MetadataEvent, Quarantined
 
@@ -35,8 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--start",
-        choices=("earliest", "snapshot"),
-        default="earliest",
+        choices=KEYS["sources.starting_position"].choices,
+        default=KEYS["sources.starting_position"].default,
         help="for a log dir: read from the first segment, or boot from the newest snapshot",
     )
     parser.add_argument(

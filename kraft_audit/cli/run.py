@@ -4,7 +4,7 @@
     kraft-audit run --config conf/default.yaml --once      # audit what exists, then stop
     KRAFT_AUDIT_METRICS_PORT=9500 kraft-audit run --config prod.yaml --set audit.buckets=16
 
-Settings come from the built-in defaults (conf/default.yaml documents them),
+The configuration comes from the built-in defaults (conf/default.yaml documents it),
 then --config FILE, then KRAFT_AUDIT_* environment variables, then flags.
 The checkpoint and tables go to ./kraft-audit-run/ unless --checkpoint and
 --tables say otherwise.
@@ -26,6 +26,7 @@ from pathlib import Path
 
 from kraft_audit.cli.main import EXIT_OK, RunFailed, UsageError
 from kraft_audit.cli.side_inputs import add_side_input_arguments
+from kraft_audit.config import KEYS, Config, SourcesConfig
 
 # flag -> dotted config key (flags that name a source list may repeat)
 _FLAG_KEYS = {
@@ -50,6 +51,12 @@ _FLAG_KEYS = {
 }
 
 
+def _help(dotted: str, text: str | None = None) -> str:
+    """A flag's help: the key's doc (or `text`) and its declared default."""
+    default = KEYS[dotted].default  # (a null default: the doc says what null means)
+    return (text or KEYS[dotted].doc) + ("" if default in (None, [], {}) else f" (default: {default})")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="YAML configuration (see conf/default.yaml)")
     parser.add_argument("--once", action="store_true",
@@ -61,23 +68,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="a topic `kraft-audit ship` produces to (Spark's Kafka source)")
     src.add_argument("--dump-log", action="append", metavar="PATH", help="kafka-dump-log output file or dir")
     add_side_input_arguments(src)
-    parser.add_argument("--starting-position", choices=("earliest", "snapshot"))
-    parser.add_argument("--max-records-per-trigger", type=int, metavar="N")
-    parser.add_argument("--checkpoint", metavar="DIR", help="Spark checkpoint (offsets and auditor state)")
-    parser.add_argument("--tables", metavar="DIR", help="root of the Delta tables")
-    parser.add_argument("--trigger", metavar="INTERVAL", help="micro-batch interval, e.g. '5 seconds'")
-    parser.add_argument("--buckets", type=int, metavar="N", help="state groups per cluster")
-    parser.add_argument("--rules-dir", metavar="DIR", help="rule catalog directory")
+    parser.add_argument("--starting-position", choices=KEYS["sources.starting_position"].choices,
+                        help=_help("sources.starting_position"))
+    parser.add_argument("--max-records-per-trigger", type=int, metavar="N",
+                        help=_help("sources.max_records_per_trigger"))
+    parser.add_argument("--checkpoint", metavar="DIR", help=_help("checkpoint"))
+    parser.add_argument("--tables", metavar="DIR", help=_help("tables"))
+    parser.add_argument("--trigger", metavar="INTERVAL", help=_help("trigger.interval"))
+    parser.add_argument("--buckets", type=int, metavar="N", help=_help("audit.buckets"))
+    parser.add_argument("--rules-dir", metavar="DIR", help=_help("audit.rules_dir"))
     parser.add_argument("--min-insync-replicas", type=int, metavar="N",
-                        help="the cluster's min.insync.replicas when the log does not set it "
-                             "(default: unknown, 1 assumed and said so)")
-    parser.add_argument("--server-properties", metavar="FILE",
-                        help="a server.properties to read min.insync.replicas from")
-    parser.add_argument("--metrics-host", metavar="HOST")
-    parser.add_argument("--metrics-port", type=int, metavar="PORT")
+                        help=_help("audit.min_insync_replicas"))
+    parser.add_argument("--server-properties", metavar="FILE", help=_help("audit.server_properties"))
+    parser.add_argument("--metrics-host", metavar="HOST", help=_help("metrics.host"))
+    parser.add_argument("--metrics-port", type=int, metavar="PORT", help=_help("metrics.port"))
     parser.add_argument("--no-metrics", action="store_true", help="do not serve /metrics")
-    parser.add_argument("--backend", choices=("deltalake", "delta-spark"), help="Delta writer")
-    parser.add_argument("--master", help="Spark master (default local[2])")
+    parser.add_argument("--backend", choices=KEYS["sink.backend"].choices, help=_help("sink.backend"))
+    parser.add_argument("--master", help=_help("spark.master"))
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="any configuration key, e.g. --set audit.timeout_seconds=30")
 
@@ -110,7 +117,7 @@ def overrides_from(args: argparse.Namespace) -> dict:
     return overrides
 
 
-def load(args: argparse.Namespace) -> dict:
+def load(args: argparse.Namespace) -> Config:
     from kraft_audit.config import ConfigError, load_config
 
     try:
@@ -131,29 +138,29 @@ def _log_progress() -> None:
 
 def run(args: argparse.Namespace) -> int:
     cfg = load(args)
-    once = cfg["trigger"]["available_now"]
-    empty = empty_sources(cfg["sources"])
+    once = cfg.trigger.available_now
+    empty = empty_sources(cfg.sources)
     for path in empty:
         print(f"kraft-audit run: {path} holds no metadata record yet", file=sys.stderr)
-    if once and empty and len(empty) == len(cfg["sources"]["log_dirs"]) + len(cfg["sources"]["dump_logs"]):
+    if once and empty and len(empty) == len(cfg.sources.log_dirs) + len(cfg.sources.dump_logs):
         raise UsageError("nothing to audit: " + ", ".join(empty) + " hold(s) no metadata log")
     from kraft_audit.core.codec.logdir import not_a_metadata_log
 
-    for entry in cfg["sources"]["log_dirs"]:  # said before Spark starts or any table is made
-        if reason := not_a_metadata_log(entry["path"]):
+    for entry in cfg.sources.log_dirs:  # said before Spark starts or any table is made
+        if reason := not_a_metadata_log(entry.path):
             raise UsageError(reason)
-    fresh = not (Path(cfg["checkpoint"]) / "commits").is_dir()
+    fresh = not (Path(cfg.checkpoint) / "commits").is_dir()
     _log_progress()
     from kraft_audit.spark.job import AuditJob, MetricsPortUnavailable, summary
     from kraft_audit.spark.session import DeltaJarsMissing
 
-    print(f"checkpoint: {cfg['checkpoint']}\ntables: {cfg['tables']}", file=sys.stderr)
+    print(f"checkpoint: {cfg.checkpoint}\ntables: {cfg.tables}", file=sys.stderr)
     try:
         job = AuditJob(cfg)
     except (DeltaJarsMissing, MetricsPortUnavailable) as exc:  # delta-spark before its jars
         raise UsageError(str(exc)) from None
     if job.metrics_port:
-        print(f"metrics: http://{cfg['metrics']['host']}:{job.metrics_port}/metrics", file=sys.stderr)
+        print(f"metrics: http://{cfg.metrics.host}:{job.metrics_port}/metrics", file=sys.stderr)
     try:
         ok = job.run()
     finally:
@@ -173,29 +180,28 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def empty_sources(sources: dict) -> list[str]:
+def empty_sources(sources: SourcesConfig) -> list[str]:
     """The log dirs and dump-log paths that hold nothing to read yet."""
     from kraft_audit.core.codec.logdir import list_segments, list_snapshots
 
-    empty = [d["path"] for d in sources["log_dirs"]
-             if not list_segments(d["path"]) and not list_snapshots(d["path"])]
-    for d in sources["dump_logs"]:
-        path = Path(d["path"])
+    empty = [d.path for d in sources.log_dirs if not list_segments(d.path) and not list_snapshots(d.path)]
+    for d in sources.dump_logs:
+        path = Path(d.path)
         files = [f for f in path.rglob("*") if f.is_file()] if path.is_dir() else [path]
         if not any(f.stat().st_size for f in files):
-            empty.append(d["path"])
+            empty.append(d.path)
     return empty
 
 
-def require_applied(cfg: dict, writer) -> None:
+def require_applied(cfg: Config, writer) -> None:
     """A first --once run that applied no record read only unusable input: an
     input error, not an empty audit (a later run may rightly find nothing new)."""
     from kraft_audit.tables import PROGRESS
     from kraft_audit.tables.read import read_rows
 
-    rows = read_rows(cfg["tables"], PROGRESS, ["app_id", "applied"])
+    rows = read_rows(cfg.tables, PROGRESS, ["app_id", "applied"])
     if not sum(r["applied"] for r in rows if r["app_id"] == writer.app_id):
         raise UsageError(f"no usable record in the inputs: nothing applied, "
                          f"{writer.totals.get('quarantine', 0)} quarantined (the quarantine table "
-                         f"under {cfg['tables']} says why; a torn batch at the end of the active "
+                         f"under {cfg.tables} says why; a torn batch at the end of the active "
                          "segment is waited for, not quarantined)")

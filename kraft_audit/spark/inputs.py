@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from kraft_audit.config import LogSource, SourcesConfig
 from kraft_audit.core.events import MetadataEvent, Quarantined
 from kraft_audit.sideinputs import parse_inventory
 from kraft_audit.sideinputs.inventories import is_kafka_log_dir
@@ -110,17 +111,17 @@ def file_stream(spark, path: str, cluster_id: str | None, kind: str, max_files: 
         _arrow_mapper(parse, cluster_id), event_rows.EVENT_DDL)
 
 
-def registration_stream(spark, entries: list[dict], default_cluster: str | None):
+def registration_stream(spark, entries: Sequence[LogSource], default_cluster: str | None):
     """Registration requests, tailed from their files (kafka.request.logger output or
     JSON lines) by the `kraft-lines` source: lines appended to a file are read too."""
-    paths = [{"path": e["path"], "cluster_id": e.get("cluster_id") or default_cluster} for e in entries]
+    paths = [{"path": e.path, "cluster_id": e.cluster_id or default_cluster} for e in entries]
     return spark.readStream.format("kraft-lines").option("paths", json.dumps(paths)).load()
 
 
-def log_dir_stream(spark, log_dirs: list[dict], starting_position: str = "earliest",
+def log_dir_stream(spark, log_dirs: Sequence[LogSource], starting_position: str = "earliest",
                    max_records: int | None = None, max_bytes: int | None = None):
     reader = (spark.readStream.format("kraft-log")
-              .option("logDirs", json.dumps(log_dirs))
+              .option("logDirs", json.dumps([{"path": d.path, "cluster_id": d.cluster_id} for d in log_dirs]))
               .option("startingPosition", starting_position))
     if max_records:
         reader = reader.option("maxRecordsPerTrigger", str(max_records))
@@ -129,38 +130,37 @@ def log_dir_stream(spark, log_dirs: list[dict], starting_position: str = "earlie
     return reader.load()
 
 
-def all_events(spark, sources: dict) -> Any:
-    """The union of every configured input (the `sources` config section)."""
+def all_events(spark, sources: SourcesConfig) -> Any:
+    """The union of every configured input (the configuration's `sources`)."""
     streams = []
     # Side files rarely name their cluster (kafka-log-dirs output never does):
     # with one log dir configured, they belong to its cluster.
     default_cluster = None
-    if len(sources.get("log_dirs") or []) == 1:
+    if len(sources.log_dirs) == 1:
         from kraft_audit.spark.source import log_dir_cluster_id
 
-        only = sources["log_dirs"][0]
-        default_cluster = log_dir_cluster_id(only["path"], only.get("cluster_id"))
-    if sources.get("log_dirs"):
-        streams.append(log_dir_stream(spark, sources["log_dirs"], sources.get("starting_position", "earliest"),
-                                      sources.get("max_records_per_trigger"),
-                                      sources.get("max_bytes_per_trigger")))
+        only = sources.log_dirs[0]
+        default_cluster = log_dir_cluster_id(only.path, only.cluster_id)
+    if sources.log_dirs:
+        streams.append(log_dir_stream(spark, sources.log_dirs, sources.starting_position,
+                                      sources.max_records_per_trigger, sources.max_bytes_per_trigger))
     scans = []
     for kind in ("dump_logs", "log_dir_inventories"):
-        for entry in sources.get(kind) or []:
-            cluster_id = entry.get("cluster_id") or default_cluster
-            if kind == "log_dir_inventories" and is_kafka_log_dir(entry["path"]):
-                scans.append({"path": entry["path"], "cluster_id": cluster_id})
+        for entry in getattr(sources, kind):
+            cluster_id = entry.cluster_id or default_cluster
+            if kind == "log_dir_inventories" and is_kafka_log_dir(entry.path):
+                scans.append({"path": entry.path, "cluster_id": cluster_id})
                 continue
-            streams.append(file_stream(spark, entry["path"], cluster_id, kind))
+            streams.append(file_stream(spark, entry.path, cluster_id, kind))
     if scans:
         streams.append(spark.readStream.format("kraft-logdir-scan").option("paths", json.dumps(scans))
                        .load())
-    if sources.get("registrations"):
-        streams.append(registration_stream(spark, sources["registrations"], default_cluster))
-    if sources.get("kafka"):
+    if sources.registrations:
+        streams.append(registration_stream(spark, sources.registrations, default_cluster))
+    if sources.kafka:
         from kraft_audit.spark.kafka_input import kafka_stream
 
-        streams += [kafka_stream(spark, entry) for entry in sources["kafka"]]
+        streams += [kafka_stream(spark, entry) for entry in sources.kafka]
     if not streams:
         raise ValueError("no input configured")
     events = streams[0]

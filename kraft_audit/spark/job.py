@@ -1,8 +1,10 @@
 """The streaming auditor: inputs → keyed stateful audit → Delta + /metrics.
 
-    events  = inputs.all_events(spark, cfg["sources"])          (source.py, inputs.py)
-    output  = operator.audit_stream(events, settings)            (the core, per bucket)
-    output.writeStream.foreachBatch(BatchWriter)                 (sinks.py, metrics.py)
+    events  = inputs.all_events(spark, cfg.sources)              (source.py, inputs.py)
+    output  = operator.audit_stream(events, OperatorConfig.of(cfg.audit))  (per bucket)
+    output.writeStream.foreachBatch(BatchWriter)                  (sinks.py, metrics.py)
+
+`cfg` is the validated, frozen `kraft_audit.config.Config` (`load_config`).
 
 `BatchWriter` runs in the driver once per micro-batch: it executes the batch
 (Spark 4.2 requires foreachBatch to consume the stateful output), splits the
@@ -22,23 +24,19 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from kraft_audit import tables
 from kraft_audit.spark import operator as op
 from kraft_audit.tables.rows import Progress, ProgressCluster, row_dict
 
+if TYPE_CHECKING:
+    from kraft_audit.config import Config
+
 log = logging.getLogger("kraft_audit.job")
 
 # operator output -> Delta tables it feeds (from each table's declaration)
 _TABLE_ROUTES = tables.routes()
-
-
-def audit_settings(cfg: dict) -> op.AuditSettings:
-    a = cfg["audit"]
-    return op.AuditSettings(buckets=a["buckets"], rule_files=op.catalog_files(a["rules_dir"]),
-                            settings=dict(a["settings"]),
-                            timeout_ms=int(a["timeout_seconds"] * 1000))
 
 
 def query_id(checkpoint: str) -> str | None:
@@ -79,7 +77,7 @@ def _violation_rows(rows) -> list[dict]:
 class BatchWriter:
     """The foreachBatch function (driver side)."""
 
-    def __init__(self, cfg: dict, metrics=None, spark=None,
+    def __init__(self, cfg: Config, metrics=None, spark=None,
                  after_write: Callable[[int], None] | None = None):
         self.cfg = cfg
         self.metrics = metrics
@@ -97,8 +95,8 @@ class BatchWriter:
         from kraft_audit.spark.source import LogDirPlanner
 
         self._planners = {}
-        for d in cfg["sources"]["log_dirs"]:
-            p = LogDirPlanner(d["path"], d.get("cluster_id"))
+        for d in cfg.sources.log_dirs:
+            p = LogDirPlanner(d.path, d.cluster_id)
             self._planners[p.cluster_id] = p
 
     def _ensure_sinks(self) -> None:
@@ -106,9 +104,9 @@ class BatchWriter:
             return
         from kraft_audit.spark.sinks import DeltaSinks
 
-        qid = query_id(self.cfg["checkpoint"]) or "no-checkpoint"
-        self.app_id = f"{self.cfg['sink']['app_id']}-{qid}"
-        self.sinks = DeltaSinks(self.cfg["tables"], self.cfg["sink"]["backend"], app_id=self.app_id,
+        qid = query_id(self.cfg.checkpoint) or "no-checkpoint"
+        self.app_id = f"{self.cfg.sink.app_id}-{qid}"
+        self.sinks = DeltaSinks(self.cfg.tables, self.cfg.sink.backend, app_id=self.app_id,
                                 spark=self.spark)
 
     def __call__(self, df, batch_id: int) -> None:
@@ -175,30 +173,30 @@ class BatchWriter:
         )
 
 
-def build_query(spark, cfg: dict, writer: BatchWriter, available_now: bool | None = None):
+def build_query(spark, cfg: Config, writer: BatchWriter, available_now: bool | None = None):
     """The streaming query, not yet started."""
     from kraft_audit.spark.inputs import all_events
 
-    events = all_events(spark, cfg["sources"])
-    output = op.audit_stream(events, audit_settings(cfg))
+    events = all_events(spark, cfg.sources)
+    output = op.audit_stream(events, op.OperatorConfig.of(cfg.audit))
     stream = (output.writeStream.outputMode("update").queryName("kraft_audit")
-              .option("checkpointLocation", cfg["checkpoint"]).foreachBatch(writer))
-    once = cfg["trigger"]["available_now"] if available_now is None else available_now
+              .option("checkpointLocation", cfg.checkpoint).foreachBatch(writer))
+    once = cfg.trigger.available_now if available_now is None else available_now
     return stream.trigger(availableNow=True) if once else stream.trigger(
-        processingTime=cfg["trigger"]["interval"])
+        processingTime=cfg.trigger.interval)
 
 
-def start_metrics(cfg: dict):
+def start_metrics(cfg: Config):
     """The collector and, when enabled, its HTTP server: (metrics, port or None)."""
     from kraft_audit.core.rules.catalog import load_catalog
     from kraft_audit.spark.metrics import AuditMetrics
 
-    catalog = load_catalog(cfg["audit"]["rules_dir"])
+    catalog = load_catalog(cfg.audit.rules_dir)
     metrics = AuditMetrics(tuple((r.rule_id, r.severity) for r in catalog.rules if r.enabled),
-                           max_topics=cfg["metrics"]["max_topics"])
+                           max_topics=cfg.metrics.max_topics)
     port = None
-    if cfg["metrics"]["enabled"]:
-        host, wanted = cfg["metrics"]["host"], cfg["metrics"]["port"]
+    if cfg.metrics.enabled:
+        host, wanted = cfg.metrics.host, cfg.metrics.port
         try:
             _server, port = metrics.start_server(host, wanted)
         except OSError as exc:
@@ -212,20 +210,20 @@ class MetricsPortUnavailable(ValueError):
     """The /metrics address is taken or cannot be bound: a usage error, said in one line."""
 
 
-def session_for(cfg: dict):
+def session_for(cfg: Config):
     from kraft_audit.spark.session import build_session
 
-    return build_session(cfg["spark"]["master"], shuffle_partitions=cfg["spark"]["shuffle_partitions"],
-                         extra_conf={k: str(v) for k, v in cfg["spark"]["conf"].items()},
-                         delta_spark=cfg["sink"]["backend"] == "delta-spark",
-                         kafka_source=bool(cfg["sources"]["kafka"]))
+    return build_session(cfg.spark.master, shuffle_partitions=cfg.spark.shuffle_partitions,
+                         extra_conf={k: str(v) for k, v in cfg.spark.conf.items()},
+                         delta_spark=cfg.sink.backend == "delta-spark",
+                         kafka_source=bool(cfg.sources.kafka))
 
 
 class AuditJob:
     """One run of the streaming auditor (what `kraft-audit run`, the demo and
     jobs/audit_job.py start)."""
 
-    def __init__(self, cfg: dict, spark=None, metrics=None,
+    def __init__(self, cfg: Config, spark=None, metrics=None,
                  after_write: Callable[[int], None] | None = None):
         self.cfg = cfg
         if metrics is None:  # before Spark starts: a taken port fails at once
@@ -234,17 +232,17 @@ class AuditJob:
             self.metrics_port = None
         self.spark = spark or session_for(cfg)
         self.metrics = metrics
-        Path(cfg["tables"]).mkdir(parents=True, exist_ok=True)
+        Path(cfg.tables).mkdir(parents=True, exist_ok=True)
         self.writer = BatchWriter(cfg, metrics, self.spark, after_write)
-        qid = query_id(cfg["checkpoint"])
+        qid = query_id(cfg.checkpoint)
         if qid is not None and hasattr(metrics, "restore"):
             # A restart: counters continue from what the tables hold.
-            metrics.restore(cfg["tables"], f"{cfg['sink']['app_id']}-{qid}")
+            metrics.restore(cfg.tables, f"{cfg.sink.app_id}-{qid}")
         self.query = None
         self.stopped_by: int | None = None  # the signal that stopped run()
 
     def start(self, available_now: bool | None = None):
-        once = self.cfg["trigger"]["available_now"] if available_now is None else available_now
+        once = self.cfg.trigger.available_now if available_now is None else available_now
         # The processing-time timeout makes Spark run a no-data batch every
         # trigger (that is how idle groups time out). An AvailableNow run
         # would then never end, so it goes without them: pending matches are
@@ -332,7 +330,7 @@ def _await_batch_boundary(query, poll_s: float = 0.1, timeout_s: float | None = 
         time.sleep(poll_s)
 
 
-def summary(cfg: dict, writer: BatchWriter) -> str:
+def summary(cfg: Config, writer: BatchWriter) -> str:
     """What this run did and what the tables hold now: a merge table holds fewer rows
     than were written to it (a row per key), and an earlier run's rows are there too."""
     from kraft_audit.questions import partial_logs
@@ -341,14 +339,14 @@ def summary(cfg: dict, writer: BatchWriter) -> str:
     ids = f" (batch ids {writer.first_batch_id}..{writer.last_batch_id})" if writer.batches else ""
     lines = [f"micro-batches this run: {writer.batches}{ids}",
              f"  {'table':<18} {'written':>8} {'in table':>9}  path"]
-    for table in sorted(set(writer.totals) | set(_tables_in(cfg["tables"]))):
+    for table in sorted(set(writer.totals) | set(_tables_in(cfg.tables))):
         try:
-            held = str(count_rows(cfg["tables"], table))
+            held = str(count_rows(cfg.tables, table))
         except (MissingTable, ValueError):  # not written, or not a table of this release
             held = "-"
         lines.append(f"  {table:<18} {writer.totals.get(table, 0):>8} {held:>9}  "
-                     f"{os.path.join(cfg['tables'], table)}")
-    return "\n".join(lines + partial_logs(cfg["tables"]))
+                     f"{os.path.join(cfg.tables, table)}")
+    return "\n".join(lines + partial_logs(cfg.tables))
 
 
 def _tables_in(root: str) -> list[str]:

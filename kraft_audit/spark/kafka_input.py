@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kraft_audit.config import KafkaSource
 from kraft_audit.core.codec.batches import Batch, iter_batches
 from kraft_audit.core.codec.logdir import batch_events, problem_to_quarantined
 from kraft_audit.core.events import Quarantined
@@ -71,19 +72,19 @@ def _decode(batches):
             yield event_rows.to_record_batch(items)
 
 
-def kafka_stream(spark, entry: dict):
+def kafka_stream(spark, entry: KafkaSource):
     """One `sources.kafka` entry as event rows."""
     reader = (spark.readStream.format("kafka")
-              .option("kafka.bootstrap.servers", entry["bootstrap_servers"])
-              .option("subscribe", entry["topic"])
-              .option("startingOffsets", entry.get("starting_offsets") or "earliest")
+              .option("kafka.bootstrap.servers", entry.bootstrap_servers)
+              .option("subscribe", entry.topic)
+              .option("startingOffsets", entry.starting_offsets)
               .option("includeHeaders", "true")
               # retention deleting messages not yet read is reported, not fatal: the auditor
               # sees the offsets jump
               .option("failOnDataLoss", "false"))
-    reader = reader.option("maxOffsetsPerTrigger", str(entry.get("max_offsets_per_trigger")
+    reader = reader.option("maxOffsetsPerTrigger", str(entry.max_offsets_per_trigger
                                                         or DEFAULT_MAX_OFFSETS_PER_TRIGGER))
-    for key, value in (entry.get("options") or {}).items():  # e.g. kafka.security.protocol
+    for key, value in entry.options.items():  # e.g. kafka.security.protocol
         reader = reader.option(key, str(value))
     return (reader.load().select("key", "value", "headers", "topic", "partition", "offset")
             .mapInArrow(_decode, event_rows.EVENT_DDL))

@@ -53,6 +53,7 @@ from typing import Any, Iterable, Iterator
 import pandas as pd
 import pyarrow as pa
 
+from kraft_audit.config import AuditConfig
 from kraft_audit.core.events import (
     BROKER_LOG_DIRS,
     BROKER_REGISTRATION_REQUEST,
@@ -104,14 +105,21 @@ ARROW_TABLES = {o.name: routes()[o.name][-1] for o in OUTPUTS.values() if o.arro
 
 
 @dataclass(frozen=True)
-class AuditSettings:
-    """What every group needs to build its Auditor; pickled to the workers."""
+class OperatorConfig:
+    """What every group needs to build its Auditor; pickled to the workers. The job
+    derives it from the configuration's `audit` section (`of`); its defaults are that
+    section's."""
 
-    buckets: int = 8
+    buckets: int = AuditConfig.buckets
     # The catalog's YAML (file name, text), read on the driver: executors need no rules dir.
     rule_files: tuple[tuple[str, str], ...] = field(default_factory=lambda: catalog_files())  # the shipped catalog
-    settings: dict[str, Any] = field(default_factory=dict)
-    timeout_ms: int = 60_000  # idle time after which pending matches are settled
+    core_settings: dict[str, Any] = field(default_factory=dict)  # `audit.settings` (CoreSettings)
+    timeout_ms: int = int(AuditConfig.timeout_seconds * 1000)  # idle time after which pending matches are settled
+
+    @classmethod
+    def of(cls, audit: AuditConfig) -> OperatorConfig:
+        return cls(buckets=audit.buckets, rule_files=catalog_files(audit.rules_dir),
+                   core_settings=dict(audit.settings), timeout_ms=int(audit.timeout_seconds * 1000))
 
 
 # ------------------------------------------------------------------ keying
@@ -149,7 +157,7 @@ def with_buckets(events_df, buckets: int):
     return events_df.withColumn("bucket", F.explode(targets))
 
 
-def audit_stream(events_df, audit: AuditSettings):
+def audit_stream(events_df, audit: OperatorConfig):
     """events (event_rows schema) → output rows (OUTPUT_DDL), stateful."""
     from pyspark.sql.streaming.state import GroupStateTimeout
 
@@ -162,7 +170,7 @@ def audit_stream(events_df, audit: AuditSettings):
 
 # ------------------------------------------------------------ the function
 
-def make_audit_function(audit: AuditSettings):
+def make_audit_function(audit: OperatorConfig):
     def func(key, pdfs, state):
         return audit_group(key, pdfs, state, audit)
 
@@ -231,24 +239,24 @@ def _catalog(rule_files: tuple[tuple[str, str], ...]):
     return _CATALOGS[rule_files]
 
 
-def core_settings(audit: AuditSettings) -> dict[str, Any]:
+def core_settings(audit: OperatorConfig) -> dict[str, Any]:
     # A bucket judges only its partitions: it cannot call a replica of a
     # partition it never saw stray.
-    return {**audit.settings, "sees_all_partitions": audit.buckets == 1}
+    return {**audit.core_settings, "sees_all_partitions": audit.buckets == 1}
 
 
-def new_auditor(audit: AuditSettings, bucket: int):
+def new_auditor(audit: OperatorConfig, bucket: int):
     from kraft_audit.core.audit import Auditor
 
     return Auditor(_catalog(audit.rule_files), core_settings(audit), emit_cluster_findings=(bucket == 0))
 
 
-# (cluster, bucket) -> (audit settings, token of the state row written, auditor):
+# (cluster, bucket) -> (operator config, token of the state row written, auditor):
 # this worker's live auditors, so a micro-batch need not rebuild its bucket.
-_LIVE: dict[tuple[str, int], tuple[AuditSettings, str, Any]] = {}
+_LIVE: dict[tuple[str, int], tuple[OperatorConfig, str, Any]] = {}
 
 
-def restore(audit: AuditSettings, cluster_id: str, bucket: int, state_row: tuple | None):
+def restore(audit: OperatorConfig, cluster_id: str, bucket: int, state_row: tuple | None):
     """(auditor, held side inputs, rebuilt) from the group's state row: the live
     auditor when it wrote that row, else rebuilt from it (rebuilt True). The entry leaves the cache
     until `save`, so a call that fails half-way leaves no half-applied auditor."""
@@ -270,7 +278,7 @@ def restore(audit: AuditSettings, cluster_id: str, bucket: int, state_row: tuple
     return snapshot.restore(snap, _catalog(audit.rule_files), core_settings(audit)), held, True
 
 
-def save(audit: AuditSettings, cluster_id: str, bucket: int, auditor, held: list, state) -> int:
+def save(audit: OperatorConfig, cluster_id: str, bucket: int, auditor, held: list, state) -> int:
     """Write the state row and keep the auditor live; returns the state's size in bytes."""
     from kraft_audit.core import snapshot
 
@@ -351,7 +359,7 @@ def decode_output(table_names: Iterable[str], blobs: Iterable[bytes]) -> dict[st
             for table, rows in decode_output_arrow(table_names, blobs).items()}
 
 
-def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSettings
+def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: OperatorConfig
                 ) -> Iterator[pd.DataFrame]:
     """applyInPandasWithState function: one (cluster, bucket) group."""
     started = time.perf_counter()

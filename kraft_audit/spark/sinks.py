@@ -35,6 +35,7 @@ from dataclasses import replace
 import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 
+from kraft_audit.config import KEYS
 from kraft_audit.spark.session import DELTA_SPARK_PACKAGE, delta_spark_jars
 from kraft_audit.tables import (
     APPEND,
@@ -47,14 +48,15 @@ from kraft_audit.tables import (
 )
 from kraft_audit.tables.read import table_path
 
-BACKENDS = ("deltalake", "delta-spark")
+BACKENDS = KEYS["sink.backend"].choices  # declared with the configuration's `sink.backend`
+DEFAULT_BACKEND = KEYS["sink.backend"].default
 __all__ = ["BACKENDS", "DELTA_SPARK_PACKAGE", "DeltaSinks"]
 
 
 class DeltaSinks:
     """The Delta tables under `tables_root`, one directory per table."""
 
-    def __init__(self, tables_root: str, backend: str = "deltalake", *, app_id: str, spark=None):
+    def __init__(self, tables_root: str, backend: str = DEFAULT_BACKEND, *, app_id: str, spark=None):
         if backend not in BACKENDS:
             raise ValueError(
                 f"unknown Delta backend {backend!r}: choose one of {', '.join(BACKENDS)}"

@@ -6,7 +6,11 @@ with the same object (no allocation per rule call on the hot path).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from kraft_audit.core.events import MetadataEvent
+    from kraft_audit.core.replay.partition import Partition
 
 
 class Check:
@@ -43,8 +47,7 @@ class BatchInfo:
         self.base_offset = base_offset
         self.last_offset = last_offset
         self.timestamp_ms = 0
-        # (event, before, after, elr_enabled, min_isr, shape) per partition change, in order
-        self.changes: list[tuple] = []
+        self.changes: list[BatchChange] = []  # partition changes with batch-end rules, in order
         self.registered: dict[int, Registered] = {}  # RegisterBrokerRecords in this batch
         self.fenced: set[int] = set()  # brokers fenced by this batch
         # partitions that had an ELR or LastKnownElr when a min.insync.replicas config in
@@ -75,6 +78,18 @@ class BatchInfo:
         """Brokers that came back with a new incarnation in this batch: Kafka removes an
         unclean-shutdown replica from ISR and ELR in the same batch as its registration."""
         return {b for b, r in self.registered.items() if r.new_incarnation}
+
+
+class BatchChange(NamedTuple):
+    """A partition change of the batch, kept for the batch-end rules: the record, the
+    partition before and after it, and how it was judged when applied."""
+
+    event: MetadataEvent
+    before: Partition
+    after: Partition
+    elr_enabled: bool
+    min_isr: int
+    shape: int  # change_shape bits
 
 
 class BrokerChange(NamedTuple):

@@ -14,7 +14,8 @@ multiply the work by B. Bucket 0 also emits the cluster-scoped findings.
 State. The core's stored form in parts (kraft_audit/core/snapshot.py): meta
 (counters, small, every call), topology (topics, brokers, configs: rewritten
 only when they changed) and the sharded partition and condition tables, of
-which a call pickles again only the shards it wrote. Binary columns only
+which a call pickles again only the shards it wrote, and the held side
+inputs as tuples: plain data only, no class named. Binary columns only
 (pyspark 4.2 breaks on array types in the state schema), behind a version
 number; a checkpoint of another version is refused with a clear error.
 
@@ -57,11 +58,13 @@ from kraft_audit.core.events import (
     BROKER_REGISTRATION_REQUEST,
     MetadataEvent,
     Quarantined,
+    event_from_plain,
+    event_to_plain,
 )
 from kraft_audit.sideinputs.order import interleave
 from kraft_audit.spark import event_rows, tables
 
-STATE_VERSION = 2
+STATE_VERSION = 3  # 3: the core's stored form of plain data (snapshot.FORMAT 3)
 STATE_DDL = "version int, token string, meta binary, topology binary, shards binary, held binary"
 OUTPUT_DDL = "table string, part int, rows binary"
 OUTPUT_COLUMNS = ["table", "part", "rows"]
@@ -262,23 +265,23 @@ def restore(audit: AuditSettings, cluster_id: str, bucket: int, state_row: tuple
                            f"reads version {STATE_VERSION} only: start with a new checkpoint location "
                            "(the job re-reads the log from its start)")
     token, meta, topology, shards, held = state_row[1:6]
-    held = pickle.loads(bytes(held)) if held else []
+    held = [event_from_plain(e) for e in pickle.loads(bytes(held))] if held else []
     if live is not None and live[0] == audit and live[1] == token:
         return live[2], held, False
-    from kraft_audit.core import snapshot
+    from kraft_audit.core.audit import Auditor
+    from kraft_audit.core.snapshot import Snapshot
 
-    snap = snapshot.Snapshot(bytes(meta), bytes(topology), pickle.loads(bytes(shards)))
-    return snapshot.restore(snap, _catalog(audit.rule_files), core_settings(audit)), held, True
+    snap = Snapshot(bytes(meta), bytes(topology), pickle.loads(bytes(shards)))
+    return Auditor.from_snapshot(snap, _catalog(audit.rule_files), core_settings(audit)), held, True
 
 
 def save(audit: AuditSettings, cluster_id: str, bucket: int, auditor, held: list, state) -> int:
     """Write the state row and keep the auditor live; returns the state's size in bytes."""
-    from kraft_audit.core import snapshot
-
-    snap = snapshot.take(auditor)
+    snap = auditor.snapshot()
     token = uuid.uuid4().hex
     shards = pickle.dumps(snap.shards, protocol=pickle.HIGHEST_PROTOCOL)
-    held_blob = pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL) if held else b""
+    held_blob = pickle.dumps([event_to_plain(e) for e in held], protocol=pickle.HIGHEST_PROTOCOL) \
+        if held else b""
     state.update((STATE_VERSION, token, snap.meta, snap.topology, shards, held_blob))
     _LIVE[(cluster_id, bucket)] = (audit, token, auditor)
     return len(snap.meta) + len(snap.topology) + len(shards) + len(held_blob)

@@ -124,19 +124,8 @@ class Registered:
         # (partition, offset of the change) where this batch removed it from the ELR
         self.still_in: list[tuple[str, int]] = []
         self.removed_from_elr: list[tuple[tuple[str, int], int]] = []
-        # findings an unclean shutdown of this broker would explain, emitted if it was clean:
-        # (rule id, Finding, offset, timestamp, key, event, before, after)
-        self.held: list[tuple] = []
-
-    def __reduce__(self):
-        return (_restore_registered, (tuple(getattr(self, n) for n in self.__slots__),))
-
-
-def _restore_registered(values: tuple) -> Registered:
-    r = Registered.__new__(Registered)
-    for name, value in zip(Registered.__slots__, values):
-        setattr(r, name, value)
-    return r
+        # findings an unclean shutdown of this broker would explain, emitted if it was clean
+        self.held: list = []  # HeldFinding (findings.py)
 
 
 class RegistrationMatch:

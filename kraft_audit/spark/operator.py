@@ -252,7 +252,7 @@ def new_auditor(audit: AuditSettings, bucket: int):
 _LIVE: dict[tuple[str, int], tuple[AuditSettings, str, Any]] = {}
 
 
-def restore(audit: AuditSettings, cluster_id: str, bucket: int, state_row: tuple | None):
+def resume_bucket(audit: AuditSettings, cluster_id: str, bucket: int, state_row: tuple | None):
     """(auditor, held side inputs, rebuilt) from the group's state row: the live
     auditor when it wrote that row, else rebuilt from it (rebuilt True). The entry leaves the cache
     until `save`, so a call that fails half-way leaves no half-applied auditor."""
@@ -377,7 +377,7 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: AuditSet
     """applyInPandasWithState function: one (cluster, bucket) group."""
     started = time.perf_counter()
     cluster_id, bucket = str(key[0]), int(key[1])
-    auditor, held, rebuilt = restore(audit, cluster_id, bucket, state.get if state.exists else None)
+    auditor, held, rebuilt = resume_bucket(audit, cluster_id, bucket, state.get if state.exists else None)
     timed_out = bool(state.hasTimedOut)
     pdf = _frames(pdfs)
     pdf, dropped_noops = _thin_noops(pdf)

@@ -3,22 +3,23 @@ change, and the stored form in parts (the streaming operator's state)."""
 
 from __future__ import annotations
 
+import gc
 import io
 import pickle
 import zlib
 
 import pytest
 
+from kraft_audit.core import snapshot
 from kraft_audit.core.audit import Auditor
 from kraft_audit.core.codec.logdir import read_log_dir
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.replay.conditions import CONDITIONS, condition_mask
 from kraft_audit.core.replay.sharded import partition_table
 from kraft_audit.core.rules.catalog import load_catalog
+from kraft_audit.core.watch import GAUGE_OF
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
-from kraft_audit.core import snapshot
-from kraft_audit.core.watch import GAUGE_OF
 
 CATALOG = load_catalog()
 
@@ -138,3 +139,20 @@ def test_a_state_stored_in_an_older_format_is_refused_before_it_is_read():
     newer = snapshot.MAGIC + (snapshot.FORMAT + 1).to_bytes(2, "big") + b"\x80"
     with pytest.raises(snapshot.StoredFormatError, match=f"format {snapshot.FORMAT + 1}"):
         Auditor.from_snapshot(snapshot.Snapshot(newer, b"", {}), CATALOG)
+
+
+def test_an_auditor_is_freed_by_reference_counting(sim_log):
+    """No reference cycle between the auditor's parts: else a replaced auditor (a bucket
+    rebuilt, the next bench run) waits for the cyclic collector, which then walks its state."""
+    gc.collect()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        auditor = Auditor(CATALOG, {})
+        auditor.process(sim_log)
+        Auditor.from_bytes(auditor.to_bytes(), CATALOG).process(sim_log[-5:])
+        del auditor
+        assert gc.collect() == 0
+    finally:
+        if collecting:
+            gc.enable()

@@ -1,5 +1,6 @@
 """`FindingSink`: what rules return becomes Violation rows; unusable input becomes
-Quarantined rows and, where a rule covers it, an `input.*` finding.
+Quarantined rows and, where a rule covers it, an `input.*` finding; a broker's
+row follows its records and its registration verdict.
 
 A finding an unclean shutdown would explain is held on the broker's
 RegisterBrokerRecord until its registration request gives the verdict
@@ -176,6 +177,18 @@ class FindingSink:
         reaches one bucket only; a shared record reaches every bucket, and bucket 0
         (emit_cluster_findings) speaks for it."""
         return self.emit_cluster_findings or event.type in PARTITION_TYPES
+
+    def broker_row(self, broker_id: int, event: MetadataEvent | None) -> None:
+        """The broker as it is now (bucket 0 only): after a broker record, and when a
+        registration verdict (event None) sets its last shutdown."""
+        broker = self.state.brokers.get(broker_id)
+        if broker is None or not self.emit_cluster_findings:
+            return
+        self.out.brokers.append(BrokerRow(
+            self.cluster_id, broker_id, broker.epoch, broker.incarnation_id, broker.registered,
+            broker.fenced, broker.in_controlled_shutdown, broker.last_shutdown,
+            broker.offset if event is None else event.offset,
+            broker.timestamp_ms if event is None else event.timestamp_ms))
 
     def quarantine(self, event: MetadataEvent, reason: str, emit: bool = True, count: bool = True) -> None:
         row = Quarantined(event.cluster_id, event.source, event.position, reason,

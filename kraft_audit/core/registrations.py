@@ -10,8 +10,6 @@ shutdown was clean, and runs the registration rules.
 
 from __future__ import annotations
 
-from typing import Callable
-
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.findings import FindingSink, Site, bound_rules, held_from_plain, held_to_plain
 from kraft_audit.core.replay.settings import MV_4_0_IV1, CoreSettings
@@ -25,12 +23,11 @@ MatchKey = tuple[int, str]  # (broker id, incarnation id)
 
 class RegistrationMatcher:
     def __init__(self, state: ClusterState, settings: CoreSettings, catalog: Catalog, check: Check,
-                 findings: FindingSink, broker_row: Callable[[int], None]):
+                 findings: FindingSink):
         self.state = state
         self.settings = settings
         self.check = check
         self.findings = findings
-        self.broker_row = broker_row  # writes the broker's row once its last shutdown is judged
         self.pending_requests: dict[MatchKey, tuple[dict, int]] = {}  # -> (request, its time)
         self.pending_records: dict[MatchKey, Registered] = {}
         self.matched: set[MatchKey] = set()  # one per broker restart: small
@@ -65,11 +62,10 @@ class RegistrationMatcher:
                 if broker_id in registered:
                     registered[broker_id].still_in.append(key)
         for change in batch.changes:
-            before, after = change.before, change.after
+            _offset, _ms, key, event, before, after, _broker = change.site
             for broker_id in before.elr:
                 if broker_id in registered and broker_id not in after.elr and broker_id not in after.isr:
-                    registered[broker_id].removed_from_elr.append(
-                        ((after.topic_id, after.partition), change.event.offset))
+                    registered[broker_id].removed_from_elr.append((key, event.offset))
         for reg in registered.values():
             key = (reg.broker_id, reg.incarnation_id)
             pending = self.pending_requests.pop(key, None)
@@ -84,7 +80,7 @@ class RegistrationMatcher:
         broker = self.state.brokers.get(record.broker_id)
         if broker is not None and broker.incarnation_id == record.incarnation_id and record.new_incarnation:
             broker.last_shutdown = "unclean" if unclean else "clean"
-            self.broker_row(record.broker_id)
+            self.findings.broker_row(record.broker_id, None)
         if not unclean and record.new_incarnation:
             self.findings.release(record)
         self.check.match = RegistrationMatch(record.broker_id, record.incarnation_id, request, request_ms,

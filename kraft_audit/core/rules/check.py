@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from kraft_audit.core.events import MetadataEvent
-    from kraft_audit.core.replay.partition import Partition
+    from kraft_audit.core.findings import Site
 
 
 class Check:
@@ -81,12 +80,10 @@ class BatchInfo:
 
 
 class BatchChange(NamedTuple):
-    """A partition change of the batch, kept for the batch-end rules: the record, the
-    partition before and after it, and how it was judged when applied."""
+    """A partition change of the batch, kept for the batch-end rules: where it is (the
+    record, the partition before and after it) and how it was judged when applied."""
 
-    event: MetadataEvent
-    before: Partition
-    after: Partition
+    site: Site  # the Site its partition rules ran with, reused at batch end
     elr_enabled: bool
     min_isr: int
     shape: int  # change_shape bits

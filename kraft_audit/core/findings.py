@@ -211,8 +211,9 @@ def _partition_fields(p: Partition | None) -> tuple | None:
 
 def held_to_plain(held: HeldFinding) -> tuple:
     rule_id, finding, (offset, timestamp_ms, key, event, before, after, broker_id) = held
-    return (rule_id, tuple(finding), (offset, timestamp_ms, key, None if event is None else event_to_plain(event),
-                                      _partition_fields(before), _partition_fields(after), broker_id))
+    event = None if event is None else event_to_plain(event)
+    return (rule_id, tuple(finding), (offset, timestamp_ms, key, event, _partition_fields(before),
+                                      _partition_fields(after), broker_id))
 
 
 def held_from_plain(plain: tuple) -> HeldFinding:

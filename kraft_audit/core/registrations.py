@@ -118,7 +118,8 @@ class RegistrationMatcher:
         }
 
     def restore_stored(self, stored: dict) -> None:
-        self.pending_requests = {(b, inc): (request, ms) for b, inc, request, ms in stored["pending_requests"]}
+        self.pending_requests = {(b, inc): (request, ms)
+                                 for b, inc, request, ms in stored["pending_requests"]}
         records = [_record_from_plain(r) for r in stored["pending_records"]]
         self.pending_records = {(r.broker_id, r.incarnation_id): r for r in records}
         self.matched = {tuple(m) for m in stored["matched"]}

@@ -121,6 +121,7 @@ class Auditor:
         loop = self._loop
         settings = loop.settings
         meta = {
+            # the settings as the mapping CoreSettings.of reads (the job's audit.settings)
             "settings": {f.name: getattr(settings, f.name) for f in fields(CoreSettings)},
             "emit_cluster_findings": loop.emit_cluster_findings,
             "event_loop": loop.stored(),

@@ -115,7 +115,7 @@ def test_real_restarts_are_judged_clean_or_unclean(cluster, request, tmp_path):
                                                         else {3})
 
     assert [(v.rule_id, v.message) for v in out.violations] == []
-    assert not auditor._pending_requests  # every request met its record
+    assert not auditor.registrations.pending_requests  # every request met its record
     assert auditor.state.brokers[2].last_shutdown == "unclean"
 
     report = run_check(cluster.metadata_log_dir, "--json", "--registrations",

@@ -74,3 +74,13 @@ class Quarantined:
     reason: str  # a sentence a human can act on
     raw: bytes = b""  # the offending bytes or line (truncated to a sane size)
     offset: int = NO_OFFSET  # the log offset, when it is known
+
+
+def event_to_plain(e: MetadataEvent) -> tuple:
+    """The event's fields as a tuple, for stored states that must not name classes."""
+    return (e.cluster_id, e.source, e.position, e.offset, e.batch_base_offset, e.batch_last_offset,
+            e.timestamp_ms, e.kind, e.type, e.version, e.data, e.api_key, e.raw)
+
+
+def event_from_plain(fields: tuple) -> MetadataEvent:
+    return MetadataEvent(*fields)

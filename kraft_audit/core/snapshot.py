@@ -4,32 +4,33 @@
   gauge counts: small, written every time;
 - topology: topics, brokers, configs, features and each topic's partition
   ids: written again only after a record other than a PartitionChangeRecord
-  (the auditor drops its cached bytes then);
+  (the event loop drops its cached bytes then);
 - shards: the partition table and the open conditions, per shard
   (replay/sharded.py): only the shards a call wrote are pickled again, and a
   restored auditor unpickles a shard when it first needs it.
 
 So saving after a micro-batch that changed k partitions costs O(k) pickling,
 not O(partitions held). Nothing here imports Spark.
+
+Every part is plain data (ints, strs, tuples, lists, dicts, bytes), each field
+written by name by the part that owns it: renaming or moving a class never
+breaks a stored state, and a new attribute is stored only when written here.
+The meta part starts with MAGIC and the format number, read before anything
+is unpickled: a state of another format is refused, never half-read.
 """
 
 from __future__ import annotations
 
 import pickle
 from dataclasses import dataclass
-from typing import Any, Mapping
 
-from kraft_audit.core.replay.settings import CoreSettings
-from kraft_audit.core.replay.sharded import ShardedDict, first_item, partition_table
-from kraft_audit.core.replay.state import ClusterState
-from kraft_audit.core.watch import Watch
-
-FORMAT = 2
+FORMAT = 3  # 2: pickled objects (before kraft-audit named every stored field)
+MAGIC = b"kraft-audit state "
 _P = pickle.HIGHEST_PROTOCOL
-# Auditor attributes not in meta: stored elsewhere, or rebuilt from the catalog
-_NOT_META = frozenset({"state", "_watch", "_topology_blob", "catalog", "_check", "_out"})
-# ClusterState attributes not in topology: sharded, or a cache
-_NOT_TOPOLOGY = frozenset({"partitions", "settings", "_min_isr_cache"})
+
+
+class StoredFormatError(ValueError):
+    """A stored state this kraft-audit cannot read."""
 
 
 @dataclass
@@ -39,42 +40,29 @@ class Snapshot:
     shards: dict[str, dict[int, bytes]]  # table -> shard -> bytes
 
 
-def take(auditor) -> Snapshot:
-    meta = {k: v for k, v in auditor.__dict__.items() if k not in _NOT_META and not k.startswith("_rules")}
-    meta["_watch_counts"] = auditor._watch.counts()
-    if auditor._topology_blob is None:
-        state = auditor.state
-        auditor._topology_blob = pickle.dumps(
-            {k: v for k, v in state.__dict__.items() if k not in _NOT_TOPOLOGY}, protocol=_P)
-    watch = auditor._watch
-    return Snapshot(pickle.dumps((FORMAT, meta), protocol=_P), auditor._topology_blob,
-                    {"partitions": auditor.state.partitions.blobs(), "masks": watch.masks.blobs(),
-                     "open": watch.open.blobs()})
+def pack_meta(meta: dict) -> bytes:
+    return MAGIC + FORMAT.to_bytes(2, "big") + pickle.dumps(meta, protocol=_P)
 
 
-def restore(snap: Snapshot, catalog, settings: CoreSettings | Mapping[str, Any] | None = None):
-    from kraft_audit.core.audit import Auditor
-
-    version, meta = pickle.loads(snap.meta)
+def unpack_meta(blob: bytes) -> dict:
+    """The meta part, after checking its format (raises StoredFormatError)."""
+    blob = bytes(blob)
+    head = len(MAGIC)
+    version = int.from_bytes(blob[head:head + 2], "big") if blob.startswith(MAGIC) else None
     if version != FORMAT:
-        raise ValueError(f"auditor state format {version} is not {FORMAT}")
-    counts = meta.pop("_watch_counts")
-    auditor = Auditor.__new__(Auditor)
-    auditor.__dict__.update(meta)
-    state = ClusterState.__new__(ClusterState)
-    state.__dict__.update(pickle.loads(snap.topology))
-    state.partitions = partition_table(snap.shards["partitions"])
-    state._min_isr_cache = {}
-    state.settings = auditor.settings
-    auditor.state = state
-    auditor._topology_blob = snap.topology
-    auditor._watch = Watch(ShardedDict(snap.shards["masks"]),
-                           ShardedDict(snap.shards["open"], part=first_item), counts)
-    if settings is not None:
-        auditor.settings = CoreSettings.of(settings)
-    state.reconfigure(auditor.settings)
-    auditor._bind(catalog)
-    return auditor
+        found = "an older format" if version is None else f"format {version}"
+        raise StoredFormatError(
+            f"the auditor state was stored in {found}; this kraft-audit reads format {FORMAT} only: "
+            "start with a new checkpoint location (the audit re-reads the log from its start)")
+    return pickle.loads(blob[head + 2:])
+
+
+def pack_topology(topology: dict) -> bytes:
+    return pickle.dumps(topology, protocol=_P)
+
+
+def unpack_topology(blob: bytes) -> dict:
+    return pickle.loads(blob)
 
 
 def to_bytes(snap: Snapshot) -> bytes:
@@ -82,4 +70,10 @@ def to_bytes(snap: Snapshot) -> bytes:
 
 
 def from_bytes(data: bytes) -> Snapshot:
-    return Snapshot(*pickle.loads(data))
+    """The parts of `to_bytes` (plain bytes and dicts: safe to unpickle before the format check)."""
+    try:
+        meta, topology, shards = pickle.loads(data)
+    except Exception as exc:  # any other layout is not this format
+        raise StoredFormatError(f"not an auditor state of format {FORMAT} ({exc!r}): start with a new "
+                                "checkpoint location") from exc
+    return Snapshot(meta, topology, shards)

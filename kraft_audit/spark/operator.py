@@ -14,7 +14,8 @@ multiply the work by B. Bucket 0 also emits the cluster-scoped findings.
 State. The core's stored form in parts (kraft_audit/core/snapshot.py): meta
 (counters, small, every call), topology (topics, brokers, configs: rewritten
 only when they changed) and the sharded partition and condition tables, of
-which a call pickles again only the shards it wrote. Binary columns only
+which a call pickles again only the shards it wrote, and the held side
+inputs as tuples: plain data only, no class named. Binary columns only
 (pyspark 4.2 breaks on array types in the state schema), behind a version
 number; a checkpoint of another version is refused with a clear error.
 
@@ -59,6 +60,8 @@ from kraft_audit.core.events import (
     BROKER_REGISTRATION_REQUEST,
     MetadataEvent,
     Quarantined,
+    event_from_plain,
+    event_to_plain,
 )
 from kraft_audit.sideinputs.order import interleave
 from kraft_audit.core.rows import QuarantineRow
@@ -66,7 +69,7 @@ from kraft_audit.spark import event_rows
 from kraft_audit.tables import OUTPUTS, output_to_arrow, routes
 from kraft_audit.tables.rows import BucketGauges, GroupStats, row_dict
 
-STATE_VERSION = 2
+STATE_VERSION = 3  # 3: the core's stored form of plain data (snapshot.FORMAT 3)
 STATE_DDL = "version int, token string, meta binary, topology binary, shards binary, held binary"
 OUTPUT_DDL = "table string, part int, rows binary"
 OUTPUT_COLUMNS = ["table", "part", "rows"]
@@ -256,7 +259,7 @@ def new_auditor(audit: OperatorConfig, bucket: int):
 _LIVE: dict[tuple[str, int], tuple[OperatorConfig, str, Any]] = {}
 
 
-def restore(audit: OperatorConfig, cluster_id: str, bucket: int, state_row: tuple | None):
+def resume_bucket(audit: OperatorConfig, cluster_id: str, bucket: int, state_row: tuple | None):
     """(auditor, held side inputs, rebuilt) from the group's state row: the live
     auditor when it wrote that row, else rebuilt from it (rebuilt True). The entry leaves the cache
     until `save`, so a call that fails half-way leaves no half-applied auditor."""
@@ -269,23 +272,23 @@ def restore(audit: OperatorConfig, cluster_id: str, bucket: int, state_row: tupl
                            f"reads version {STATE_VERSION} only: start with a new checkpoint location "
                            "(the job re-reads the log from its start)")
     token, meta, topology, shards, held = state_row[1:6]
-    held = pickle.loads(bytes(held)) if held else []
+    held = [event_from_plain(e) for e in pickle.loads(bytes(held))] if held else []
     if live is not None and live[0] == audit and live[1] == token:
         return live[2], held, False
-    from kraft_audit.core import snapshot
+    from kraft_audit.core.audit import Auditor
+    from kraft_audit.core.snapshot import Snapshot
 
-    snap = snapshot.Snapshot(bytes(meta), bytes(topology), pickle.loads(bytes(shards)))
-    return snapshot.restore(snap, _catalog(audit.rule_files), core_settings(audit)), held, True
+    snap = Snapshot(bytes(meta), bytes(topology), pickle.loads(bytes(shards)))
+    return Auditor.from_snapshot(snap, _catalog(audit.rule_files), core_settings(audit)), held, True
 
 
 def save(audit: OperatorConfig, cluster_id: str, bucket: int, auditor, held: list, state) -> int:
     """Write the state row and keep the auditor live; returns the state's size in bytes."""
-    from kraft_audit.core import snapshot
-
-    snap = snapshot.take(auditor)
+    snap = auditor.snapshot()
     token = uuid.uuid4().hex
     shards = pickle.dumps(snap.shards, protocol=pickle.HIGHEST_PROTOCOL)
-    held_blob = pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL) if held else b""
+    held_blob = pickle.dumps([event_to_plain(e) for e in held], protocol=pickle.HIGHEST_PROTOCOL) \
+        if held else b""
     state.update((STATE_VERSION, token, snap.meta, snap.topology, shards, held_blob))
     _LIVE[(cluster_id, bucket)] = (audit, token, auditor)
     return len(snap.meta) + len(snap.topology) + len(shards) + len(held_blob)
@@ -364,7 +367,7 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
     """applyInPandasWithState function: one (cluster, bucket) group."""
     started = time.perf_counter()
     cluster_id, bucket = str(key[0]), int(key[1])
-    auditor, held, rebuilt = restore(audit, cluster_id, bucket, state.get if state.exists else None)
+    auditor, held, rebuilt = resume_bucket(audit, cluster_id, bucket, state.get if state.exists else None)
     timed_out = bool(state.hasTimedOut)
     pdf = _frames(pdfs)
     pdf, dropped_noops = _thin_noops(pdf)

@@ -73,13 +73,11 @@ NO_CHANGE = Change()
 
 
 class ClusterState:
-    # The offset the log started at when it starts mid-history (after offset 0, without a
-    # snapshot): what happened before is unknown. None: the whole history is here.
-    # (A class default, so states stored before it existed restore as whole.)
-    history_from: int | None = None
-
     def __init__(self, settings: CoreSettings):
         self.settings = settings
+        # The offset the log started at when it starts mid-history (after offset 0, without a
+        # snapshot): what happened before is unknown. None: the whole history is here.
+        self.history_from: int | None = None
         self.topics: dict[str, str] = {}  # topic id -> name
         self.topic_ids: dict[str, str] = {}  # name -> topic id
         self.deleted_topics: dict[str, str] = {}  # topic id -> name, for stray replicas
@@ -91,6 +89,32 @@ class ClusterState:
         self.features: dict[str, int] = {}
         self.elr_enabled = False
         self._min_isr_cache: dict[str, int] = {}  # topic id -> effective min ISR
+
+    # ------------------------------------------------------------------ stored form
+
+    def topology(self) -> dict:
+        """Everything but the partition table, as plain data (no class named): the
+        stored form's topology part. elr_enabled and the min ISR cache are recomputed."""
+        return {"topics": self.topics, "topic_ids": self.topic_ids, "deleted_topics": self.deleted_topics,
+                "topic_partitions": self.topic_partitions,
+                "brokers": [tuple([getattr(b, n) for n in Broker.__slots__]) for b in self.brokers.values()],
+                "configs": self.configs, "features": self.features, "history_from": self.history_from}
+
+    @classmethod
+    def restored(cls, settings: CoreSettings, topology: dict, partition_blobs: dict[int, bytes]) -> ClusterState:
+        """A state from its stored topology and partition shards (unpickled when first read)."""
+        state = cls(settings)
+        state.topics = topology["topics"]
+        state.topic_ids = topology["topic_ids"]
+        state.deleted_topics = topology["deleted_topics"]
+        state.topic_partitions = topology["topic_partitions"]
+        state.brokers = {fields[0]: Broker(*fields) for fields in topology["brokers"]}
+        state.configs = topology["configs"]
+        state.features = topology["features"]
+        state.history_from = topology["history_from"]
+        state.partitions = partition_table(partition_blobs)
+        state.reconfigure(settings)
+        return state
 
     def reconfigure(self, settings: CoreSettings) -> None:
         """New settings for a restored state: recompute what depends on them."""

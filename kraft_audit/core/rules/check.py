@@ -6,7 +6,10 @@ with the same object (no allocation per rule call on the hot path).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from kraft_audit.core.findings import Site
 
 
 class Check:
@@ -43,8 +46,7 @@ class BatchInfo:
         self.base_offset = base_offset
         self.last_offset = last_offset
         self.timestamp_ms = 0
-        # (event, before, after, elr_enabled, min_isr, shape) per partition change, in order
-        self.changes: list[tuple] = []
+        self.changes: list[BatchChange] = []  # partition changes with batch-end rules, in order
         self.registered: dict[int, Registered] = {}  # RegisterBrokerRecords in this batch
         self.fenced: set[int] = set()  # brokers fenced by this batch
         # partitions that had an ELR or LastKnownElr when a min.insync.replicas config in
@@ -75,6 +77,16 @@ class BatchInfo:
         """Brokers that came back with a new incarnation in this batch: Kafka removes an
         unclean-shutdown replica from ISR and ELR in the same batch as its registration."""
         return {b for b, r in self.registered.items() if r.new_incarnation}
+
+
+class BatchChange(NamedTuple):
+    """A partition change of the batch, kept for the batch-end rules: where it is (the
+    record, the partition before and after it) and how it was judged when applied."""
+
+    site: Site  # the Site its partition rules ran with, reused at batch end
+    elr_enabled: bool
+    min_isr: int
+    shape: int  # change_shape bits
 
 
 class BrokerChange(NamedTuple):
@@ -109,19 +121,8 @@ class Registered:
         # (partition, offset of the change) where this batch removed it from the ELR
         self.still_in: list[tuple[str, int]] = []
         self.removed_from_elr: list[tuple[tuple[str, int], int]] = []
-        # findings an unclean shutdown of this broker would explain, emitted if it was clean:
-        # (rule id, Finding, offset, timestamp, key, event, before, after)
-        self.held: list[tuple] = []
-
-    def __reduce__(self):
-        return (_restore_registered, (tuple(getattr(self, n) for n in self.__slots__),))
-
-
-def _restore_registered(values: tuple) -> Registered:
-    r = Registered.__new__(Registered)
-    for name, value in zip(Registered.__slots__, values):
-        setattr(r, name, value)
-    return r
+        # findings an unclean shutdown of this broker would explain, emitted if it was clean
+        self.held: list = []  # HeldFinding (findings.py)
 
 
 class RegistrationMatch:

@@ -1,0 +1,441 @@
+"""`EventLoop`: events in log order → replay, rules and output rows.
+
+It places each event in the log (offsets, redeliveries skipped, a log going
+backwards quarantined), groups records into their atomic batches and closes
+each batch with its batch-end rules, dispatches records to the replay state
+and the rules of their trigger, and writes the partition, condition and
+broker rows. Findings and quarantine go through the `FindingSink`;
+registration requests through the `RegistrationMatcher`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from kraft_audit.core.events import (
+    KIND_LOG_DIRS,
+    KIND_RECORD,
+    KIND_REGISTRATION,
+    MetadataEvent,
+    Quarantined,
+)
+from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, Site, bound_rules
+from kraft_audit.core.registrations import RegistrationMatcher
+from kraft_audit.core.replay.conditions import condition_mask
+from kraft_audit.core.replay.partition import RECOVERED, RECOVERING, Partition
+from kraft_audit.core.replay.settings import CoreSettings
+from kraft_audit.core.replay.state import (
+    MIN_ISR,
+    TOPIC_RESOURCE,
+    UNCLEAN_ELECTION,
+    ClusterState,
+    ReplayError,
+)
+from kraft_audit.core.rows import ConditionChange, PartitionRow
+from kraft_audit.core.rules.catalog import Catalog
+from kraft_audit.core.rules.check import BatchChange, BatchInfo, BrokerChange, Check, Registered
+from kraft_audit.core.rules.elections import elected_leader, is_unclean_election
+from kraft_audit.core.rules.registry import (
+    ALL_SHAPES,
+    ON_BATCH_END,
+    ON_LOG_DIRS,
+    ON_PARTITION,
+    ON_PARTITION_BATCH_END,
+    PARTITION_RECORDS,
+    SETS_LEADER,
+    change_shape,
+)
+from kraft_audit.core.watch import Watch
+
+_FENCING_TYPES = frozenset({"FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD"})
+_BROKER_TYPES = frozenset({"REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD",
+                           "UNFENCE_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"})
+# The Site and BatchChange of each partition change and the Site of each batch end are built
+# with tuple.__new__: the NamedTuple constructor goes through a Python-level __new__, which
+# cost 3-5% of the core's throughput here
+_new = tuple.__new__
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+
+
+class EventLoop:
+    def __init__(self, catalog: Catalog, settings: CoreSettings, emit_cluster_findings: bool,
+                 state: ClusterState | None = None, watch: Watch | None = None):
+        self.settings = settings
+        self.emit_cluster_findings = emit_cluster_findings
+        self.state = state if state is not None else ClusterState(settings)
+        self.watch = watch if watch is not None else Watch()  # conditions per partition, gauge counts
+        self.cluster_id = ""
+        self.last_offset = -1
+        self.clock_ms = 0  # newest record time seen: the event-time clock for pending matches
+        self.last_timestamp_ms = 0
+        # counters since the auditor started (they survive the stored form)
+        self.applied = 0
+        self.duplicates = 0
+        self.unclean_elections_total = 0
+        self.elr_elections_total = 0
+        self.unclean_recovery_finished_total = 0
+        self.active_controller = -1  # leader of the newest LeaderChange control record
+        self.log_start_known = False  # where the input starts was judged (partial or whole)
+        self.topology_blob: bytes | None = None  # stored form of the state but its partitions; None = changed
+        self._batch: BatchInfo | None = None
+        self._batch_event: MetadataEvent | None = None
+        self.catalog = catalog
+        self._check = check = Check(self.state, settings)
+        self.findings = FindingSink(self.state, catalog, check, emit_cluster_findings)
+        self.registrations = RegistrationMatcher(self.state, settings, catalog, check, self.findings)
+        self._out = self.findings.out
+        self._run = self.findings.run
+        self._rules_partition = {t: bound_rules(catalog, ON_PARTITION, t) for t in PARTITION_RECORDS}
+        self._rules_partition_batch_end = {t: bound_rules(catalog, ON_PARTITION_BATCH_END, t)
+                                           for t in PARTITION_RECORDS}
+        self._rules_by_shape: dict[tuple[str, str, int], list] = {}
+        self._rules_batch_end = bound_rules(catalog, ON_BATCH_END)
+        self._rules_log_dirs = bound_rules(catalog, ON_LOG_DIRS)
+
+    def new_output(self) -> AuditOutput:
+        out = self._out = self.findings.out = AuditOutput()
+        return out
+
+    def process(self, events: Iterable[MetadataEvent | Quarantined]) -> AuditOutput:
+        out = self.new_output()
+        findings = self.findings
+        progressed = False
+        for event in events:
+            if isinstance(event, Quarantined):
+                findings.quarantine_row(event, count=True)
+                continue
+            if event.cluster_id != self.cluster_id:
+                self.cluster_id = findings.cluster_id = event.cluster_id
+            offset = event.offset
+            if offset < 0 and event.kind == KIND_RECORD:
+                findings.quarantine(event, f"{event.type} without a log offset cannot be placed in the log",
+                                    emit=findings.reports(event))
+                continue
+            if offset >= 0:
+                if offset <= self.last_offset:
+                    if progressed:
+                        findings.input_problem(event, ReplayError(
+                            "offset-regression", f"offset {offset} after offset {self.last_offset} "
+                            "was applied: the log went backwards", _partition_key(event)),
+                            quarantine=True)
+                    else:  # redelivery after a restart
+                        self.duplicates += 1
+                        out.duplicates += 1
+                    continue
+                batch = self._batch
+                if batch is not None and offset > batch.last_offset:
+                    self._close_batch()
+                    batch = None
+                if batch is None:
+                    self._batch = BatchInfo(event.batch_base_offset, event.batch_last_offset)
+                self._batch_event = event
+                if self.last_offset < 0 and not self.log_start_known:
+                    self.note_log_start(offset, event.source)
+                self.last_offset = offset
+                progressed = True
+                if event.timestamp_ms > self.clock_ms:
+                    self.clock_ms = event.timestamp_ms
+                self.last_timestamp_ms = event.timestamp_ms
+            self._handle(event)
+            if offset >= 0 and offset >= event.batch_last_offset:
+                self._close_batch()
+        self._close_batch()  # input comes in whole batches; one not closed by its end ended here
+        self.registrations.expire(self.clock_ms)
+        return out
+
+    def note_log_start(self, offset: int, source: str) -> None:
+        if offset > 0 and not source.endswith(".checkpoint"):
+            self.state.history_from = offset
+        self.log_start_known = True
+
+    def expire(self, now_ms: int) -> AuditOutput:
+        out = self.new_output()
+        self.registrations.expire(now_ms)
+        return out
+
+    # ------------------------------------------------------------ dispatch
+
+    def _shaped(self, trigger: str, record_type: str, shape: int) -> list:
+        """The rules of a trigger that can fire on a PartitionChangeRecord of this shape."""
+        key = (trigger, record_type, shape)
+        rules = self._rules_by_shape.get(key)
+        if rules is None:
+            table = self._rules_partition if trigger == ON_PARTITION else self._rules_partition_batch_end
+            rules = [r for r in table[record_type] if not r[0].impl.when or r[0].impl.when & shape]
+            self._rules_by_shape[key] = rules
+        return rules
+
+    def _handle(self, event: MetadataEvent) -> None:
+        kind = event.kind
+        if event.type != "PARTITION_CHANGE_RECORD":  # only those leave topics, brokers, configs alone
+            self.topology_blob = None
+        if kind == KIND_RECORD:
+            if event.type == "PARTITION_CHANGE_RECORD":
+                self._partition_change(event)
+            elif event.type in PARTITION_TYPES:
+                self._partition_event(event)
+            else:
+                self._cluster_record(event)
+        elif kind == KIND_REGISTRATION:
+            self._registration_request(event)
+        elif kind == KIND_LOG_DIRS:
+            self._log_dirs(event)
+        else:  # Raft control records: nothing to replay; a leader change names the active controller
+            if event.type == "LEADER_CHANGE" and isinstance(event.data.get("leaderId"), int):
+                self.active_controller = event.data["leaderId"]
+            self._count_applied()
+
+    def _count_applied(self) -> None:
+        self.applied += 1
+        self._out.applied += 1
+
+    def _replay(self, event: MetadataEvent, apply, argument):
+        """`apply(argument)` to the state and count the event applied; None when
+        the event cannot be applied (it is then judged as bad input)."""
+        try:
+            result = apply(argument)
+        except ReplayError as problem:
+            self.findings.input_problem(event, problem, quarantine=True)
+            return None
+        except _MALFORMED as exc:
+            self.findings.malformed(event, exc)
+            return None
+        self._count_applied()
+        return result
+
+    # ------------------------------------------------------------ partitions
+
+    def _partition_change(self, event: MetadataEvent) -> None:
+        changed = self._replay(event, self.state.change_partition, event.data)
+        if changed is not None:
+            before, after = changed
+            self._partition_changed(event, before, after, self.state.elr_enabled)
+
+    def _partition_event(self, event: MetadataEvent) -> None:
+        state = self.state
+        change = self._replay(event, state.apply, event)
+        if change is None:
+            return
+        if change.problem is not None:
+            self.findings.input_problem(event, change.problem, quarantine=False)
+        elr_enabled = state.elr_enabled
+        for before, after in change.partitions:
+            self._partition_changed(event, before, after, elr_enabled)
+
+    def _partition_changed(self, event: MetadataEvent, before: Partition | None,
+                           after: Partition | None, elr_enabled: bool) -> None:
+        current = after if after is not None else before
+        key = (current.topic_id, current.partition)
+        self.watch.partition_moved(before, after)
+        if after is None:  # topic deleted
+            self._conditions(event, key, 0)
+            self._out.partitions.append(self._partition_row(after=before, event=event, deleted=True))
+            return
+        state = self.state
+        min_isr = state.effective_min_isr(after)  # conditions and rows: the state after
+        min_isr_before = state.effective_min_isr_before(before, after)
+        etype = event.type
+        if etype == "PARTITION_CHANGE_RECORD":
+            shape = change_shape(before, after, event.data)
+            judged_min_isr = min_isr_before  # Kafka's builder computes it before the change
+        else:  # PartitionRecord, ClearElr: no builder ran; judged by the state they set
+            shape, judged_min_isr = ALL_SHAPES, min_isr
+        c = self._check
+        c.event, c.before, c.after = event, before, after
+        c.elr_enabled, c.min_isr = elr_enabled, judged_min_isr
+        site = _new(Site, (event.offset, event.timestamp_ms, key, event, before, after, None))
+        self._run(self._shaped(ON_PARTITION, etype, shape), site)
+        if before is not None:
+            if self._rules_partition_batch_end[etype] and self._batch is not None:
+                self._batch.changes.append(_new(BatchChange, (site, elr_enabled, judged_min_isr, shape)))
+            if shape & SETS_LEADER or before.leader_recovery_state != after.leader_recovery_state:
+                self._count_transitions(event, before, after)
+            if min_isr_before != min_isr:  # partition 0's replica count moved the topic's
+                self._recheck_conditions(event, [key[0]])
+        self._conditions(event, key, condition_mask(after, min_isr, state))
+        self._out.partitions.append(self._partition_row(after, event, min_isr=min_isr))
+
+    def _count_transitions(self, event, before: Partition, after: Partition) -> None:
+        # one definition of an unclean election for every view (rules/elections.py)
+        unclean = is_unclean_election(before.leader_recovery_state, after.leader_recovery_state)
+        self.unclean_elections_total += unclean
+        if event.type != "PARTITION_CHANGE_RECORD":
+            return
+        if before.leader_recovery_state == RECOVERING and after.leader_recovery_state == RECOVERED:
+            self.unclean_recovery_finished_total += 1
+        data = event.data
+        if not unclean and elected_leader(before, data) is not None and data["leader"] in before.elr:
+            self.elr_elections_total += 1
+
+    def _conditions(self, event: MetadataEvent, key: tuple[str, int], mask: int) -> None:
+        for name, start, end in self.watch.update(key, mask, event.offset, event.timestamp_ms):
+            row = self.condition_row(key, name, start)
+            if end is not None:
+                row.end_offset, row.end_ms = end
+            self._out.conditions.append(row)
+
+    def _recheck_conditions(self, event: MetadataEvent, topic_ids: Iterable[str]) -> None:
+        """Config changes move conditions without any partition record: min.insync.replicas
+        (under_min_isr) and unclean.leader.election.enable (manual_election_required)."""
+        state = self.state
+        for topic_id in list(topic_ids):
+            for p in state.topic_partitions.get(topic_id, ()):
+                part = state.partitions[(topic_id, p)]
+                self._conditions(event, (topic_id, p),
+                                 condition_mask(part, state.effective_min_isr(part), state))
+
+    def condition_row(self, key, name: str, start: tuple[int, int]) -> ConditionChange:
+        topic_id, partition = key
+        return ConditionChange(f"{self.cluster_id}/{name}/{topic_id}/{partition}/{start[0]}", name,
+                               self.cluster_id, self.state.topic_name(topic_id), topic_id, partition,
+                               start[0], start[1])
+
+    def _partition_row(self, after: Partition, event: MetadataEvent, min_isr: int | None = None,
+                       deleted: bool = False) -> PartitionRow:
+        return PartitionRow(
+            self.cluster_id, self.state.topic_name(after.topic_id), after.topic_id, after.partition,
+            list(after.replicas), list(after.isr), list(after.elr), list(after.last_known_elr),
+            list(after.adding_replicas), list(after.removing_replicas), after.leader,
+            after.leader_epoch, after.partition_epoch, after.leader_recovery_state,
+            min_isr if min_isr is not None else self.state.effective_min_isr(after), deleted,
+            event.offset, event.timestamp_ms, event.type)
+
+    # ------------------------------------------------------------ cluster records
+
+    def _cluster_record(self, event: MetadataEvent) -> None:
+        state = self.state
+        broker_id = _broker_of(event)
+        change = self._replay(event, state.apply, event)
+        if change is None:
+            return
+        batch = self._batch
+        etype = event.type
+        if etype in _BROKER_TYPES:
+            data = event.data
+            fences = etype in _FENCING_TYPES or data.get("fenced", 0) == 1
+            if etype == "REGISTER_BROKER_RECORD":
+                self._broker_registered(event, change.broker_before)
+            elif fences:
+                batch.fenced.add(broker_id)
+            before = change.broker_before
+            batch.broker_changes.append(BrokerChange(
+                event.offset, broker_id, before is not None and before.acceptable_leader,
+                fences or etype == "REGISTER_BROKER_RECORD"))
+            self.findings.broker_row(broker_id, event)
+        elif etype == "CONFIG_RECORD" and event.data.get("name") in (MIN_ISR, UNCLEAN_ELECTION):
+            data = event.data
+            if data.get("resourceType") == TOPIC_RESOURCE:
+                topic_id = state.topic_ids.get(data.get("resourceName") or "")
+                topics = [topic_id] if topic_id else []
+            else:  # cluster default or a broker's value: every topic may resolve to it
+                topics = list(state.topic_partitions)
+            if data["name"] == MIN_ISR and state.elr_enabled:
+                batch.elr_before_min_isr_change.update(
+                    (t, p) for t in topics for p in state.topic_partitions.get(t, ())
+                    if state.partitions[(t, p)].elr or state.partitions[(t, p)].last_known_elr)
+            self._recheck_conditions(event, topics)
+        elif change.partitions:  # ClearElr and RemoveTopic arrive as cluster-scoped records
+            elr_enabled = state.elr_enabled
+            for before, after in change.partitions:
+                self._partition_changed(event, before, after, elr_enabled)
+
+    def _broker_registered(self, event: MetadataEvent, before) -> None:
+        data = event.data
+        broker_id, incarnation = data["brokerId"], data.get("incarnationId")
+        new_incarnation = before is None or before.incarnation_id != incarnation
+        stored_epoch = before.epoch if before is not None and before.registered else -2
+        if before is not None and new_incarnation:
+            # Until the registration request says otherwise: a restart after a controlled
+            # shutdown was clean, one after a crash (fenced by heartbeat timeout) unclean.
+            self.state.brokers[broker_id].last_shutdown = (
+                "clean" if before.in_controlled_shutdown else "unclean")
+        self._batch.registered[broker_id] = Registered(
+            broker_id, incarnation, event.offset, event.timestamp_ms, stored_epoch, new_incarnation,
+            self.state.elr_enabled, self.state.metadata_version)
+
+    # ------------------------------------------------------------ atomic batches
+
+    def _close_batch(self) -> None:
+        batch, event = self._batch, self._batch_event
+        if batch is None:
+            return
+        self._batch = self._batch_event = None
+        self.findings.closing = batch
+        batch.timestamp_ms = event.timestamp_ms
+        c = self._check
+        c.batch = batch
+        for site, elr_enabled, min_isr, shape in batch.changes:
+            rules = self._shaped(ON_PARTITION_BATCH_END, site.event.type, shape)
+            if rules:
+                c.event, c.before, c.after = site.event, site.before, site.after
+                c.elr_enabled, c.min_isr = elr_enabled, min_isr
+                self._run(rules, site)
+        if batch.registered:
+            self.registrations.settle(batch)
+        c.event, c.before, c.after = event, None, None
+        end = _new(Site, (batch.last_offset, batch.timestamp_ms, None, event, None, None, None))
+        self._run(self._rules_batch_end, end)
+        self.findings.closing = None
+
+    # ------------------------------------------------------------ side inputs
+
+    def _registration_request(self, event: MetadataEvent) -> None:
+        data = event.data
+        broker_id, incarnation = data.get("brokerId"), data.get("incarnationId")
+        if not (isinstance(broker_id, int) and isinstance(incarnation, str) and incarnation
+                and isinstance(data.get("previousBrokerEpoch", -1), int)
+                and isinstance(data.get("requestVersion", 3), int)):
+            self.findings.quarantine(event, "registration event needs an integer brokerId, an "
+                                            "incarnationId and an integer previousBrokerEpoch")
+            return
+        if self.registrations.request(event, broker_id, incarnation):
+            self._count_applied()
+        else:  # the same request delivered again
+            self.duplicates += 1
+            self._out.duplicates += 1
+
+    def _log_dirs(self, event: MetadataEvent) -> None:
+        data = event.data
+        if not isinstance(data.get("brokerId"), int) or not isinstance(data.get("logDirs"), list):
+            self.findings.quarantine(event, "log-dir inventory without brokerId and logDirs")
+            return
+        self._count_applied()
+        c = self._check
+        c.event, c.before, c.after = event, None, None
+        self._run(self._rules_log_dirs, Site(event.offset, event.timestamp_ms, None, event,
+                                             broker_id=data["brokerId"]))
+
+    # ------------------------------------------------------------ stored form (plain data)
+
+    def stored(self) -> dict:
+        return {"cluster_id": self.cluster_id, "last_offset": self.last_offset, "clock_ms": self.clock_ms,
+                "last_timestamp_ms": self.last_timestamp_ms, "applied": self.applied,
+                "duplicates": self.duplicates, "unclean_elections_total": self.unclean_elections_total,
+                "elr_elections_total": self.elr_elections_total,
+                "unclean_recovery_finished_total": self.unclean_recovery_finished_total,
+                "active_controller": self.active_controller, "log_start_known": self.log_start_known}
+
+    def restore_stored(self, stored: dict) -> None:
+        self.cluster_id = self.findings.cluster_id = stored["cluster_id"]
+        self.last_offset = stored["last_offset"]
+        self.clock_ms = stored["clock_ms"]
+        self.last_timestamp_ms = stored["last_timestamp_ms"]
+        self.applied = stored["applied"]
+        self.duplicates = stored["duplicates"]
+        self.unclean_elections_total = stored["unclean_elections_total"]
+        self.elr_elections_total = stored["elr_elections_total"]
+        self.unclean_recovery_finished_total = stored["unclean_recovery_finished_total"]
+        self.active_controller = stored["active_controller"]
+        self.log_start_known = stored["log_start_known"]
+
+
+def _broker_of(event: MetadataEvent) -> int | None:
+    data = event.data
+    broker_id = data.get("brokerId")
+    return data.get("id") if broker_id is None else broker_id
+
+
+def _partition_key(event: MetadataEvent) -> tuple | None:
+    if event.type in PARTITION_TYPES:
+        return (event.data.get("topicId"), event.data.get("partitionId"))
+    return None

@@ -19,7 +19,7 @@ from kraft_audit.core.events import (
     MetadataEvent,
     Quarantined,
 )
-from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, Site, bound_rules
+from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, bound_rules
 from kraft_audit.core.registrations import RegistrationMatcher
 from kraft_audit.core.replay.conditions import condition_mask
 from kraft_audit.core.replay.partition import RECOVERED, RECOVERING, Partition
@@ -33,7 +33,7 @@ from kraft_audit.core.replay.state import (
 )
 from kraft_audit.core.rows import ConditionChange, PartitionRow
 from kraft_audit.core.rules.catalog import Catalog
-from kraft_audit.core.rules.check import BatchChange, BatchInfo, BrokerChange, Check, Registered
+from kraft_audit.core.rules.check import BatchChange, BatchInfo, BrokerChange, Check, Registered, Site
 from kraft_audit.core.rules.elections import elected_leader, is_unclean_election
 from kraft_audit.core.rules.registry import (
     ALL_SHAPES,

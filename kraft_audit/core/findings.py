@@ -24,7 +24,7 @@ from kraft_audit.core.replay.partition import Partition
 from kraft_audit.core.replay.state import UNKNOWN_BEFORE_HISTORY, ClusterState, ReplayError
 from kraft_audit.core.rows import BrokerRow, ConditionChange, PartitionRow, Violation
 from kraft_audit.core.rules.catalog import Catalog, RuleSpec
-from kraft_audit.core.rules.check import BatchInfo, Check, Registered
+from kraft_audit.core.rules.check import BatchInfo, Check, Registered, Site
 from kraft_audit.core.rules.registry import ON_INPUT, PARTITION_RECORDS, SCOPE_CLUSTER, Finding
 
 PARTITION_TYPES = frozenset(PARTITION_RECORDS)
@@ -39,19 +39,6 @@ class AuditOutput:
     quarantined: list[Quarantined] = field(default_factory=list)
     applied: int = 0  # events of this call used by replay
     duplicates: int = 0  # events of this call skipped: offset already applied
-
-
-class Site(NamedTuple):
-    """Where a finding is: the record judged (offset, time, event), the partition and its
-    states around the change, or the broker. A tuple: one is built per partition change."""
-
-    offset: int
-    timestamp_ms: int
-    key: tuple[str, int] | None = None
-    event: MetadataEvent | None = None
-    before: Partition | None = None
-    after: Partition | None = None
-    broker_id: int | None = None
 
 
 class HeldFinding(NamedTuple):

@@ -11,11 +11,11 @@ shutdown was clean, and runs the registration rules.
 from __future__ import annotations
 
 from kraft_audit.core.events import MetadataEvent
-from kraft_audit.core.findings import FindingSink, Site, bound_rules, held_from_plain, held_to_plain
+from kraft_audit.core.findings import FindingSink, bound_rules, held_from_plain, held_to_plain
 from kraft_audit.core.replay.settings import MV_4_0_IV1, CoreSettings
 from kraft_audit.core.replay.state import ClusterState, ReplayError
 from kraft_audit.core.rules.catalog import Catalog
-from kraft_audit.core.rules.check import BatchInfo, Check, Registered, RegistrationMatch
+from kraft_audit.core.rules.check import BatchInfo, Check, Registered, RegistrationMatch, Site
 from kraft_audit.core.rules.registry import ON_REGISTRATION, ON_REGISTRATION_TIMEOUT
 
 MatchKey = tuple[int, str]  # (broker id, incarnation id)

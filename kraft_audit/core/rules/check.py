@@ -9,7 +9,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from kraft_audit.core.findings import Site
+    from kraft_audit.core.events import MetadataEvent
+    from kraft_audit.core.replay.partition import Partition
+
+
+class Site(NamedTuple):
+    """Where a finding is: the record judged (offset, time, event), the partition and its
+    states around the change, or the broker. A tuple: one is built per partition change."""
+
+    offset: int
+    timestamp_ms: int
+    key: tuple[str, int] | None = None
+    event: MetadataEvent | None = None
+    before: Partition | None = None
+    after: Partition | None = None
+    broker_id: int | None = None
 
 
 class Check:

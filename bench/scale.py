@@ -118,6 +118,7 @@ def operator_call(work: Path, n: int, buckets: int, changes: int) -> dict:
     from kraft_audit.testing.bulk import BulkLog
     from kraft_audit.spark import event_rows
     from kraft_audit.spark import operator as op
+    from kraft_audit.testing.operator_calls import target_buckets
 
     def state_of(row=None):
         return GroupState(row, int(time.time() * 1000), -1, GroupStateTimeout.NoTimeout, False,
@@ -129,7 +130,7 @@ def operator_call(work: Path, n: int, buckets: int, changes: int) -> dict:
     log.close()
     audit = op.OperatorConfig(buckets=buckets, timeout_ms=0)
     mine = [e for e in read_log_dir(work / f"op{n}") if isinstance(e, MetadataEvent)
-            and 1 in op.target_buckets(e.type, e.data.get("topicId"), e.data.get("partitionId"), buckets)]
+            and 1 in target_buckets(e.type, e.data.get("topicId"), e.data.get("partitionId"), buckets)]
     key = (mine[0].cluster_id, 1)
     first = [e for e in mine if e.offset < boot]
     rest = [e for e in mine if e.offset >= boot]

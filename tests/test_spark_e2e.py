@@ -23,6 +23,7 @@ from kraft_audit.questions import count_rows
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import operator as op
+from kraft_audit.testing.operator_calls import target_buckets
 from kraft_audit.sideinputs import parse_inventory, read_registrations
 from kraft_audit.testing.crash_check import comparable_rows, run_then_kill_9
 from kraft_audit.spark.job import AuditJob
@@ -232,7 +233,7 @@ def test_spark_bucketing_matches_the_python_routing(spark):
     df = spark.createDataFrame(rows, "cluster_id string, type string, topic_id string, partition_id int")
     got = sorted(tuple(r) for r in op.with_buckets(df, 5).collect())
     want = sorted((c, t, tid, pid, b) for c, t, tid, pid in rows
-                  for b in op.target_buckets(t, tid, pid, 5))
+                  for b in target_buckets(t, tid, pid, 5))
     assert got == want
 
 

@@ -21,6 +21,7 @@ from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import event_rows
 from kraft_audit.spark import operator as op
+from kraft_audit.testing.operator_calls import decode_output, target_buckets
 from kraft_audit.sideinputs import parse_inventory, parse_registration_line, read_registrations
 
 FAULTS = [("wrong-elr", 0), ("leader-not-in-isr", 2), ("stray-replica-left", 0)]
@@ -56,7 +57,7 @@ def run_buckets(micro_batches, buckets, audit, cold=False):
         groups = defaultdict(list)
         for item in items:
             row = event_rows.to_row(item)
-            for b in op.target_buckets(row["type"], row["topic_id"], row["partition_id"], buckets):
+            for b in target_buckets(row["type"], row["topic_id"], row["partition_id"], buckets):
                 groups[(row["cluster_id"], b)].append(item)
         for key, group in groups.items():
             state = new_state(states.get(key))
@@ -65,7 +66,7 @@ def run_buckets(micro_batches, buckets, audit, cold=False):
             half = len(group) // 2  # two pandas chunks, shuffled: the function must re-sort
             chunks = [frame(group[half:]), frame(group[:half])]
             for result in op.audit_group(key, iter(chunks), state, audit):
-                for t, rows in op.decode_output(result["table"], result["rows"]).items():
+                for t, rows in decode_output(result["table"], result["rows"]).items():
                     out[t].extend(rows)
             states[key] = state.get
     return out, states
@@ -171,7 +172,7 @@ def test_timeout_settles_pending_registrations_without_new_input():
     assert state.get[5]  # held: no log record has reached its time yet
     timed_out = new_state(state.get, timed_out=True)
     result = next(op.audit_group(("c", 0), iter([]), timed_out, audit))
-    rows = op.decode_output(result["table"], result["rows"])
+    rows = decode_output(result["table"], result["rows"])
     found = rows["violations"]
     assert found and all(v["broker_id"] == 7 for v in found)
     stats = rows["stats"][0]
@@ -180,9 +181,9 @@ def test_timeout_settles_pending_registrations_without_new_input():
 
 def test_quarantined_rows_pass_through_bucket_zero_with_their_reason():
     q = Quarantined("c", "00000000000000000000.log", 144, "CRC mismatch", b"\x01\x02", 3)
-    assert op.target_buckets("QUARANTINE", None, None, 8) == [0]
+    assert target_buckets("QUARANTINE", None, None, 8) == [0]
     result = next(op.audit_group(("c", 0), iter([frame([q])]), new_state(), op.OperatorConfig(buckets=8)))
-    got = op.decode_output(result["table"], result["rows"])["quarantine"]
+    got = decode_output(result["table"], result["rows"])["quarantine"]
     assert got == [{"cluster_id": "c", "source": "00000000000000000000.log", "position": 144, "offset": 3,
                     "reason": "CRC mismatch", "raw": b"\x01\x02"}]
 
@@ -198,7 +199,7 @@ def test_noops_are_thinned_but_counted(tmp_path):
     state = new_state()
     result = next(op.audit_group(("c", 0), iter([frame(events[3:]), frame(events[:3])]), state,
                                  op.OperatorConfig(buckets=2)))
-    stats = op.decode_output(result["table"], result["rows"])["stats"][0]
+    stats = decode_output(result["table"], result["rows"])["stats"][0]
     assert (stats["records"], stats["applied"], stats["min_offset"], stats["max_offset"]) == (6, 6, 0, 5)
     auditor, _, _ = op.resume_bucket(op.OperatorConfig(buckets=2), "c", 0, state.get)
     assert (auditor.last_offset, auditor.clock_ms) == (5, 1005)  # the newest NoOp moved the clock

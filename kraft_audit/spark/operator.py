@@ -47,7 +47,6 @@ from __future__ import annotations
 import pickle
 import time
 import uuid
-import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -127,23 +126,9 @@ class OperatorConfig:
 
 # ------------------------------------------------------------------ keying
 
-def bucket_of(topic_id: str, partition: int, buckets: int) -> int:
-    """The same value the Spark expression in `with_buckets` computes."""
-    return zlib.crc32(f"{topic_id}:{partition}".encode()) % buckets
-
-
 def is_partition_scoped(type_: str, topic_id: Any, partition_id: Any) -> bool:
     return type_ in PARTITION_SCOPED_TYPES and isinstance(topic_id, str) and partition_id is not None \
         and partition_id == partition_id  # NaN from pandas is "absent"
-
-
-def target_buckets(type_: str, topic_id: Any, partition_id: Any, buckets: int) -> list[int]:
-    """The buckets an event goes to: what `with_buckets` computes in Spark."""
-    if is_partition_scoped(type_, topic_id, partition_id):
-        return [bucket_of(topic_id, int(partition_id), buckets)]
-    if type_ in BUCKET0_ONLY_TYPES:
-        return [0]
-    return list(range(buckets))
 
 
 def with_buckets(events_df, buckets: int):
@@ -354,12 +339,6 @@ def decode_output_arrow(table_names: Iterable[str], blobs: Iterable[bytes]
     for table, parts in batches.items():
         by_table[table] = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
     return by_table
-
-
-def decode_output(table_names: Iterable[str], blobs: Iterable[bytes]) -> dict[str, list[dict]]:
-    """The OUTPUT_DDL columns back into row dicts by table."""
-    return {table: rows.to_pylist() if isinstance(rows, pa.Table) else rows
-            for table, rows in decode_output_arrow(table_names, blobs).items()}
 
 
 def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: OperatorConfig

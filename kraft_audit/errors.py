@@ -32,6 +32,10 @@ class ReplayError(KraftAuditError):
         self.broker_id = broker_id
 
 
+class StoredFormatError(KraftAuditError, ValueError):
+    """A stored auditor state of a format this kraft-audit cannot read (core/snapshot.py)."""
+
+
 class PropertiesError(KraftAuditError, ValueError):
     """A server.properties that cannot say min.insync.replicas."""
 
@@ -62,6 +66,10 @@ class UnknownName(KraftAuditError, LookupError):
     """A topic, partition, cluster or rule named in a question is not in the tables."""
 
 
+class MissingColumn(KraftAuditError, ValueError):
+    """A row handed to a table lacks one of its columns (kraft_audit.tables)."""
+
+
 class TimelineError(KraftAuditError, ValueError):
     """The log cannot give the timeline asked for (nothing decoded, no such topic or partition)."""
 
@@ -70,6 +78,10 @@ class TimelineError(KraftAuditError, ValueError):
 class DeltaJarsMissing(KraftAuditError, RuntimeError):
     """The Delta connector's jars are not where `make delta-spark` puts them (or the Kafka
     source's where `make spark-kafka` does)."""
+
+
+class MetricsPortUnavailable(KraftAuditError, ValueError):
+    """The /metrics address is taken or cannot be bound: a usage error, said in one line."""
 
 
 class ShipError(KraftAuditError, RuntimeError):

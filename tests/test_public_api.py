@@ -32,3 +32,20 @@ def test_every_error_kraft_audit_raises_on_purpose_has_one_base():
     from kraft_audit.config import ConfigError
     from kraft_audit.core.replay.state import ReplayError
     assert ConfigError is errors.ConfigError and ReplayError is errors.ReplayError
+
+
+def test_no_error_class_is_declared_outside_the_errors_module():
+    """A new exception joins kraft_audit/errors.py (and its base); the harness may keep its own."""
+    import ast
+
+    package = Path(kraft_audit.__file__).parent
+    elsewhere = []
+    for path in package.rglob("*.py"):
+        if path.name == "errors.py" or "testing" in path.relative_to(package).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            bases = [b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")
+                     for b in getattr(node, "bases", [])]
+            if isinstance(node, ast.ClassDef) and any(b.endswith(("Error", "Exception")) for b in bases):
+                elsewhere.append(f"{path.relative_to(package)}: {node.name}")
+    assert elsewhere == []

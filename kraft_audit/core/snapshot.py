@@ -24,13 +24,11 @@ from __future__ import annotations
 import pickle
 from dataclasses import dataclass
 
+from kraft_audit.errors import StoredFormatError  # noqa: F401 (exported here too)
+
 FORMAT = 3  # 2: pickled objects (before kraft-audit named every stored field)
 MAGIC = b"kraft-audit state "
 _P = pickle.HIGHEST_PROTOCOL
-
-
-class StoredFormatError(ValueError):
-    """A stored state this kraft-audit cannot read."""
 
 
 @dataclass

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from kraft_audit import tables
+from kraft_audit.errors import MetricsPortUnavailable  # noqa: F401 (exported here too)
 from kraft_audit.spark import operator as op
 from kraft_audit.tables.rows import Progress, ProgressCluster, row_dict
 
@@ -204,10 +205,6 @@ def start_metrics(cfg: Config):
                 f"cannot serve /metrics on {host}:{wanted}: {exc.strerror or exc} (another run "
                 "holds it? choose metrics.port, --metrics-port, or 0 for any free port)") from None
     return metrics, port
-
-
-class MetricsPortUnavailable(ValueError):
-    """The /metrics address is taken or cannot be bound: a usage error, said in one line."""
 
 
 def session_for(cfg: Config):

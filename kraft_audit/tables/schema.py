@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, fields
 
 import pyarrow as pa
 
+from kraft_audit.errors import MissingColumn  # noqa: F401 (exported here too)
 from kraft_audit.core.rows import (BrokerRow, ConditionChange, PartitionRow, QuarantineRow,
                                    Violation)
 from kraft_audit.tables.rows import BucketGauges, GroupStats, Progress
@@ -272,10 +273,6 @@ def _utc_day(timestamp_ms: int | None) -> int | None:
 # adds what the sink owns. Converting row dicts in the driver cost about 5 s of
 # every 250k-record micro-batch (bench/bench_streaming.py). Schemas are built
 # once, at import: a conversion is one pass per column.
-
-
-class MissingColumn(ValueError):
-    """A row handed to a table lacks one of its columns."""
 
 
 def core_schema(name: str | Table) -> pa.Schema:

@@ -229,7 +229,7 @@ def test_spark_bucketing_matches_the_python_routing(spark):
 
     rows = [("c", "PARTITION_CHANGE_RECORD", f"topic{t}", p) for t in range(3) for p in range(20)]
     rows += [("c", "REGISTER_BROKER_RECORD", None, None), ("c", "NO_OP_RECORD", None, None),
-             ("c", event_rows.QUARANTINE, None, None), ("c", "TOPIC_RECORD", "topic1", None)]
+             ("c", event_rows.QUARANTINED_TYPE, None, None), ("c", "TOPIC_RECORD", "topic1", None)]
     df = spark.createDataFrame(rows, "cluster_id string, type string, topic_id string, partition_id int")
     got = sorted(tuple(r) for r in op.with_buckets(df, 5).collect())
     want = sorted((c, t, tid, pid, b) for c, t, tid, pid in rows

@@ -26,7 +26,7 @@ import pyarrow as pa
 from kraft_audit.core.events import NO_OFFSET, MetadataEvent, Quarantined
 
 KIND_QUARANTINE = "quarantine"
-QUARANTINE = "QUARANTINE"
+QUARANTINED_TYPE = "QUARANTINE"  # the event type of a row that carries quarantined input
 # A shell-only row a source adds when a micro-batch reaches the end of its
 # log: side inputs held back until the log reached their time can go now.
 # The operator consumes it; the core never sees it.
@@ -121,7 +121,7 @@ def quarantine_row(q: Quarantined) -> dict[str, Any]:
         "batch_last_offset": NO_OFFSET,
         "timestamp_ms": 0,
         "kind": KIND_QUARANTINE,
-        "type": QUARANTINE,
+        "type": QUARANTINED_TYPE,
         "version": 0,
         "api_key": -1,
         "topic_id": None,

@@ -87,7 +87,7 @@ BUCKET0_ONLY_TYPES = (
     "DELEGATION_TOKEN_RECORD",
     "REMOVE_DELEGATION_TOKEN_RECORD",
     "UNKNOWN_RECORD",
-    event_rows.QUARANTINE,
+    event_rows.QUARANTINED_TYPE,
 )
 # Everything else (including these side inputs) is cluster-scoped: fanned out.
 CLUSTER_SCOPED_SIDE_TYPES = (BROKER_REGISTRATION_REQUEST, BROKER_LOG_DIRS)

@@ -65,7 +65,6 @@ class LogTail:
         self.position = 0
         if resume is not None and (self.dir / resume.file).exists():
             self.file, self.position = resume.file, resume.position
-        self._fresh = resume is None
         self._end = (None, 0, 0)  # incremental scan of the newest segment: (file, position, next offset)
 
     def poll(self, max_bytes: int = 8 << 20) -> list[Shipment]:

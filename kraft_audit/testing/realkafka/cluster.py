@@ -328,19 +328,12 @@ class KafkaNode:
         return True
 
     # --- its server log
-    def log_mark(self) -> int:
-        """The server log's current size: pass it to logged_since / wait_for_log."""
-        return self.server_log.stat().st_size if self.server_log.exists() else 0
-
     def logged_since(self, mark: int, text: str) -> bool:
         if not self.server_log.exists():
             return False
         with open(self.server_log, "rb") as f:
             f.seek(mark)
             return text.encode() in f.read()
-
-    def wait_for_log(self, text: str, mark: int = 0, timeout: float = 60.0) -> None:
-        wait_until(f"{self} to log {text!r}", lambda: self.logged_since(mark, text), timeout)
 
 
 class KafkaCluster:

@@ -11,8 +11,8 @@ what `check` reports.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from kraft_audit.core.audit import Auditor
 from kraft_audit.core.events import MetadataEvent, Quarantined
@@ -44,6 +44,15 @@ class Bound:
         return offset <= self.offset if self.offset is not None else ms <= self.ms
 
 
+# (offset, time) as read -> where it belongs in the log: a snapshot's records are read at
+# their positions in the file (cli/views.SnapshotPlaces)
+Place = Callable[[int, int], tuple[int, int]]
+
+
+def _as_read(offset: int, ms: int) -> tuple[int, int]:
+    return offset, ms
+
+
 class WindowFinder:
     """Finds the first and last records of a --since/--until window as records go by:
     the first at or after `since`, the last at or before `until` (record times may step
@@ -60,12 +69,12 @@ class WindowFinder:
         if self.until is None or self.until.admits_before(offset, ms):
             self.last = (offset, ms)
 
-    def watch(self, events: Iterable[MetadataEvent | Quarantined]
+    def watch(self, events: Iterable[MetadataEvent | Quarantined], place: Place | None = None
               ) -> Iterator[MetadataEvent | Quarantined]:
-        """`events`, unchanged, seeing each log record on the way."""
+        """`events`, unchanged, seeing each log record on the way (where `place` puts it)."""
         for event in events:
             if isinstance(event, MetadataEvent) and event.offset >= 0:  # not a side input
-                self.see(event.offset, event.timestamp_ms)
+                self.see(*(place or _as_read)(event.offset, event.timestamp_ms))
             yield event
 
 
@@ -128,6 +137,23 @@ class Timeline:
         if self.shown_from is None:
             return self.broker_events
         return [e for e in self.broker_events if e.offset >= self.shown_from[0]]
+
+    def placed(self, place: Place) -> Timeline:
+        """The timeline with every (offset, time) put where `place` says it belongs."""
+        def moved(row, offset: str = "offset", ms: str = "timestamp_ms"):
+            value = getattr(row, offset)
+            if value is None:  # an interval still open
+                return row
+            new_offset, new_ms = place(value, getattr(row, ms))
+            return replace(row, **{offset: new_offset, ms: new_ms})
+
+        last_offset, last_ms = place(self.last_offset, self.last_timestamp_ms)
+        return replace(
+            self, states=[moved(s) for s in self.states], violations=[moved(v) for v in self.violations],
+            broker_events=[moved(e) for e in self.broker_events],
+            conditions=[moved(moved(c, "start_offset", "start_ms"), "end_offset", "end_ms")
+                        for c in self.conditions],
+            last_offset=last_offset, last_timestamp_ms=last_ms)
 
     def window(self, first: tuple[int, int], last: tuple[int, int]) -> Timeline:
         """The timeline between two records given as (offset, time), both included: the

@@ -1,6 +1,6 @@
 """Logs cut from other logs, as operators meet them: a later segment alone (a log that
-starts mid-history), and a log whose rest the controller has not written yet (a live
-segment the job tails)."""
+starts mid-history), a log booted from a snapshot (its older segments deleted), and a log
+whose rest the controller has not written yet (a live segment the job tails)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from kraft_audit.core.codec.logdir import METADATA_DIR, read_log_dir
 from kraft_audit.core.events import MetadataEvent
 
 REAL_OFFLINE = Path(__file__).parent / "fixtures" / "kraft-real" / "Niloufar1171__LDI-POC"
+RENO = Path(__file__).parent / "fixtures" / "kraft-real" / "renoagilsaputra__kafka"
+RENO_SNAPSHOT = "00000000000000007111-0000000001.checkpoint"
+RENO_SNAPSHOT_END = 7111  # the state after offset 7110
 
 
 def first_batch_at(log: Path, offset: int) -> MetadataEvent:
@@ -28,6 +31,21 @@ def later_segment(into: Path, whole: Path = REAL_OFFLINE, from_offset: int = 200
     log.mkdir(parents=True)
     (log / f"{cut.offset:020d}.log").write_bytes(segment.read_bytes()[cut.position:])
     return log, cut.offset
+
+
+def booted_from_snapshot(out: Path) -> Path:
+    """Reno's log dir as Kafka leaves it once old segments are deleted: the snapshot, then
+    a segment holding the real batches from its end offset on (bytes cut from the fixture)."""
+    source = RENO / METADATA_DIR
+    [segment] = source.glob("*.log")
+    first_kept = first_batch_at(RENO, RENO_SNAPSHOT_END)
+    assert first_kept.offset == RENO_SNAPSHOT_END
+    logs = out / METADATA_DIR
+    logs.mkdir(parents=True)
+    shutil.copy(RENO / "meta.properties", out)
+    shutil.copy(source / RENO_SNAPSHOT, logs)
+    (logs / f"{RENO_SNAPSHOT_END:020d}.log").write_bytes(segment.read_bytes()[first_kept.position:])
+    return out
 
 
 def live_half(staged: Path, live: Path, from_offset: int) -> tuple[Path, bytes, int]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from conftest import REAL_FIXTURES
+from log_cuts import RENO, RENO_SNAPSHOT, RENO_SNAPSHOT_END, booted_from_snapshot
 
 from kraft_audit.cli import describe
 from kraft_audit.cli.log_input import read_path
@@ -259,25 +259,12 @@ def test_topic_does_not_apply_to_brokers_or_features():
 # ------------------------------------------------------------------ snapshots: absolute offsets
 
 
-RENO = REAL_FIXTURES / "renoagilsaputra__kafka"
-SNAPSHOT_END = 7111  # 00000000000000007111-0000000001.checkpoint: the state after offset 7110
+SNAPSHOT_END = RENO_SNAPSHOT_END
 
 
 @pytest.fixture(scope="module")
 def from_snapshot(tmp_path_factory) -> Path:
-    """Reno's log dir as Kafka leaves it once old segments are deleted: the snapshot, then
-    a segment holding the real batches from its end offset on (bytes cut from the fixture)."""
-    source = RENO / "__cluster_metadata-0"
-    segment = source / "00000000000000000000.log"
-    first_kept = next(e for e in records(segment) if e.offset == SNAPSHOT_END)
-    assert first_kept.batch_base_offset == SNAPSHOT_END
-    out = tmp_path_factory.mktemp("from-snapshot")
-    logs = out / "__cluster_metadata-0"
-    logs.mkdir()
-    shutil.copy(RENO / "meta.properties", out)
-    shutil.copy(source / "00000000000000007111-0000000001.checkpoint", logs)
-    (logs / f"{SNAPSHOT_END:020d}.log").write_bytes(segment.read_bytes()[first_kept.position:])
-    return out
+    return booted_from_snapshot(tmp_path_factory.mktemp("from-snapshot"))
 
 
 def test_a_log_booted_from_a_snapshot_describes_like_the_whole_log(from_snapshot, capsys):
@@ -289,7 +276,7 @@ def test_a_log_booted_from_a_snapshot_describes_like_the_whole_log(from_snapshot
 
 
 def test_snapshot_records_are_at_the_snapshots_offset_not_their_position(from_snapshot, capsys):
-    snapshot = from_snapshot / "__cluster_metadata-0" / "00000000000000007111-0000000001.checkpoint"
+    snapshot = from_snapshot / "__cluster_metadata-0" / RENO_SNAPSHOT
     header = records(snapshot)[0]
     assert header.type == "SNAPSHOT_HEADER"
     for path in (snapshot, from_snapshot):

@@ -400,14 +400,14 @@ def test_a_window_without_records_is_a_usage_error(incident, tmp_path, capsys):
     assert "is not an ISO-8601 time" in capsys.readouterr().err
 
 
-def timeline_args(path, *bounds):
+def timeline_args(path, *bounds, topic="payments"):
     import argparse
 
     from kraft_audit.cli import timeline as timeline_cli
 
     parser = argparse.ArgumentParser()
     timeline_cli.add_arguments(parser)
-    return parser.parse_args([str(path), "--topic", "payments", "--partition", "0",
+    return parser.parse_args([str(path), "--topic", topic, "--partition", "0",
                               "--out", "unused.png", *bounds])
 
 
@@ -423,3 +423,32 @@ def test_a_log_that_starts_mid_history_is_said_partial(tmp_path, capsys):
     main(["timeline", str(later), "--cluster-id", "c", "--topic", "TestTopicPatient",
           "--partition", "0", "--out", str(tmp_path / "t.html")])
     assert f"# partial log: it starts at offset {start} without a snapshot" in capsys.readouterr().err
+
+
+def test_a_log_booted_from_a_snapshot_draws_its_records_at_the_snapshots_offset(tmp_path):
+    """A snapshot's records carry their positions in the file (0, 1, 2, ...): drawn there,
+    a partition would seem to exist from offset 5. They belong where the snapshot ends."""
+    from log_cuts import RENO, RENO_SNAPSHOT, RENO_SNAPSHOT_END, booted_from_snapshot
+
+    booted = booted_from_snapshot(tmp_path / "booted")
+    [header] = [e for e in read_path(booted / "__cluster_metadata-0" / RENO_SNAPSHOT, None, "earliest")
+                if isinstance(e, MetadataEvent) and e.type == "SNAPSHOT_HEADER"]
+    placed = (RENO_SNAPSHOT_END - 1, header.data["lastContainedLogTimestamp"])
+    for topic in ("belajarkafka", "__consumer_offsets"):
+        whole = log_timeline(timeline_args(RENO, topic=topic))
+        from_snapshot = log_timeline(timeline_args(booted, topic=topic))
+        first = from_snapshot.states[0]
+        assert (first.offset, first.timestamp_ms) == placed
+        # the state the snapshot holds is the whole log's at its end offset, and what follows
+        # is the same records at the same offsets
+        in_force = [s for s in whole.states if s.offset < RENO_SNAPSHOT_END][-1]
+        assert (first.isr, first.leader, first.leader_epoch) == (
+            in_force.isr, in_force.leader, in_force.leader_epoch)
+        assert from_snapshot.states[1:] == [s for s in whole.states if s.offset >= RENO_SNAPSHOT_END]
+        assert from_snapshot.end_offset == whole.end_offset
+        assert all(e.offset >= placed[0] for e in from_snapshot.broker_events)
+        assert all(v.offset >= placed[0] for v in from_snapshot.violations)
+        # a window by offset finds the snapshot's state in force, not a file position
+        window = log_timeline(timeline_args(booted, "--since", str(RENO_SNAPSHOT_END + 100),
+                                            topic=topic))
+        assert window.states[0] == first and window.first_offset == RENO_SNAPSHOT_END + 100

@@ -23,7 +23,7 @@ from pathlib import Path
 from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_setting
 from kraft_audit.cli.main import UsageError
-from kraft_audit.cli.views import iso_utc, parse_iso_utc
+from kraft_audit.cli.views import SnapshotPlaces, iso_utc, parse_iso_utc
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,10 +97,14 @@ def log_timeline(args: argparse.Namespace):
     catalog = rule_catalog(args)
     tally = Tally(args.path)
     finder = WindowFinder(args.since, args.until)  # exact: it sees every record of the log
+    # the auditor takes a snapshot's records at their positions in the file (it skips an
+    # offset seen twice); the timeline and the window place them where the snapshot ends
+    places = SnapshotPlaces()
     try:
-        events = finder.watch(tally.count(read_path(Path(args.path), args.cluster_id, "earliest")))
-        timeline = partition_timeline(events, args.topic, args.partition, catalog,
-                                      {"min_insync_replicas_default": min_isr_setting(args)})
+        events = places.watch(tally.count(read_path(Path(args.path), args.cluster_id, "earliest")))
+        timeline = partition_timeline(finder.watch(events, places.place), args.topic, args.partition,
+                                      catalog, {"min_insync_replicas_default": min_isr_setting(args)})
+        timeline = timeline.placed(places.place)
     except TimelineError:
         tally.require_records()  # nothing usable: the message every command gives
         raise

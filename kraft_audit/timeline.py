@@ -11,7 +11,7 @@ what `check` reports.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from kraft_audit.core.audit import Auditor
@@ -137,23 +137,6 @@ class Timeline:
         if self.shown_from is None:
             return self.broker_events
         return [e for e in self.broker_events if e.offset >= self.shown_from[0]]
-
-    def placed(self, place: Place) -> Timeline:
-        """The timeline with every (offset, time) put where `place` says it belongs."""
-        def moved(row, offset: str = "offset", ms: str = "timestamp_ms"):
-            value = getattr(row, offset)
-            if value is None:  # an interval still open
-                return row
-            new_offset, new_ms = place(value, getattr(row, ms))
-            return replace(row, **{offset: new_offset, ms: new_ms})
-
-        last_offset, last_ms = place(self.last_offset, self.last_timestamp_ms)
-        return replace(
-            self, states=[moved(s) for s in self.states], violations=[moved(v) for v in self.violations],
-            broker_events=[moved(e) for e in self.broker_events],
-            conditions=[moved(moved(c, "start_offset", "start_ms"), "end_offset", "end_ms")
-                        for c in self.conditions],
-            last_offset=last_offset, last_timestamp_ms=last_ms)
 
     def window(self, first: tuple[int, int], last: tuple[int, int]) -> Timeline:
         """The timeline between two records given as (offset, time), both included: the

@@ -57,3 +57,39 @@ def test_snapshot_equals_segment_replayed_to_its_end_offset():
     assert a.topics == b.topics and a.features == b.features and a.configs == b.configs
     assert {i: (x.epoch, x.fenced, x.incarnation_id) for i, x in a.brokers.items()} == \
         {i: (x.epoch, x.fenced, x.incarnation_id) for i, x in b.brokers.items()}
+
+
+def test_a_log_booted_from_a_snapshot_writes_its_rows_where_the_snapshot_ends(tmp_path):
+    """A snapshot's records are read at their positions in the file; what the audit writes
+    about them (partition and broker rows, condition intervals) is placed at the snapshot's
+    end offset - 1 and its last record's time, and the segment after it at its own offsets:
+    the same final rows as the whole log gives, the snapshot's changes folded into one."""
+    from log_cuts import RENO, RENO_SNAPSHOT_END, booted_from_snapshot
+
+    booted = booted_from_snapshot(tmp_path / "booted")
+    [header] = [e for e in read_log_dir(booted) if e.type == "SNAPSHOT_HEADER"]
+    placed = (RENO_SNAPSHOT_END - 1, header.data["lastContainedLogTimestamp"])
+    auditor, out = replay(read_log_dir(booted))
+    _, whole = replay(read_log_dir(RENO))
+    assert out.violations == whole.violations == []
+    from_snapshot = [r for r in out.partitions if r.offset < RENO_SNAPSHOT_END]
+    assert from_snapshot and {(r.offset, r.timestamp_ms) for r in from_snapshot} == {placed}
+    assert {(b.offset, b.timestamp_ms) for b in out.brokers if b.offset < RENO_SNAPSHOT_END} == {placed}
+    assert [r for r in out.partitions if r.offset >= RENO_SNAPSHOT_END] == \
+        [r for r in whole.partitions if r.offset >= RENO_SNAPSHOT_END]
+
+    def latest(rows):
+        return {(r.topic_id, r.partition): r for r in rows}
+
+    for key, row in latest(whole.partitions).items():
+        got = latest(out.partitions)[key]
+        if row.offset >= RENO_SNAPSHOT_END:
+            assert got == row
+        else:  # its last change is inside the snapshot: the same state, at the snapshot's place
+            assert (got.isr, got.leader, got.leader_epoch, got.partition_epoch) == (
+                row.isr, row.leader, row.leader_epoch, row.partition_epoch)
+            assert (got.offset, got.timestamp_ms) == placed
+    assert {(c.start_offset, c.start_ms) for c in auditor.open_conditions()
+            if c.start_offset < RENO_SNAPSHOT_END} <= {placed}
+    # the input is still ordered by what was read: the segment's records follow, none skipped
+    assert auditor.last_offset == max(e.offset for e in read_log_dir(RENO)) and auditor.duplicates == 0

@@ -127,6 +127,26 @@ def test_the_stored_form_is_plain_data_and_a_restart_between_any_batches_changes
     assert held  # some cut kept findings waiting for a registration verdict
 
 
+def test_a_restart_inside_a_snapshot_keeps_its_records_where_it_ends(tmp_path):
+    """Where a snapshot's records belong is part of the stored form: an auditor restored
+    between two of its batches writes the rest at the same place."""
+    from log_cuts import booted_from_snapshot
+
+    from kraft_audit.core.codec.logdir import read_log_dir
+
+    events = list(read_log_dir(booted_from_snapshot(tmp_path / "booted")))[:200]
+    whole = Auditor(CATALOG, {}).process(events)
+    in_snapshot = [i + 1 for i, e in enumerate(events)
+                   if e.source.endswith(".checkpoint") and e.offset == e.batch_last_offset]
+    assert len(in_snapshot) == 3  # its header, its records, its footer: a batch each
+    for cut in in_snapshot[:-1]:
+        first = Auditor(CATALOG, {})
+        out_a = first.process(events[:cut])
+        out_b = Auditor.from_bytes(first.to_bytes(), CATALOG).process(events[cut:])
+        assert out_a.partitions + out_b.partitions == whole.partitions
+        assert out_a.brokers + out_b.brokers == whole.brokers
+
+
 def test_a_state_stored_in_an_older_format_is_refused_before_it_is_read():
     """Format 2 pickled the auditor's objects: refused on its first bytes, no class looked up."""
     # (2, kraft_audit.core.gone.Settings()): an object of a class that has since moved

@@ -388,3 +388,33 @@ def test_garbage_appended_to_the_live_segment_is_quarantined_and_the_job_goes_on
         f"{live_segment.name}: bad magic 127 (expected 2) in batch header at position {cut}; "
         "skipped 300 bytes, no valid batch follows"))
     assert_state_matches_simulator(cfg, staged)
+
+
+def test_a_log_booted_from_a_snapshot_is_written_where_the_snapshot_ends(spark, tmp_path):
+    """The job reads a snapshot's records at their positions in the file (several
+    micro-batches of it here) and writes them where the snapshot ends, as the core in one
+    process does: the tables never show a file position as a log offset."""
+    from log_cuts import RENO_SNAPSHOT_END, booted_from_snapshot
+
+    booted = booted_from_snapshot(tmp_path / "booted")
+    # the snapshot and the segment's first batches only: twenty records a micro-batch
+    [segment] = (booted / METADATA_DIR).glob("*.log")
+    cut = next(e for e in read_log_dir(booted) if e.offset >= RENO_SNAPSHOT_END + 150
+               and e.offset == e.batch_base_offset and not e.source.endswith(".checkpoint"))
+    segment.write_bytes(segment.read_bytes()[:cut.position])
+    cfg = load_config(None, {"sources.log_dirs": str(booted), "checkpoint": str(tmp_path / "ck"),
+                             "tables": str(tmp_path / "tables"), "sources.max_records_per_trigger": 20,
+                             "audit.buckets": 3, "metrics.enabled": False}, environ={})
+    assert AuditJob(cfg).run(available_now=True)
+    auditor = Auditor(load_catalog(), {})
+    out = auditor.process(read_log_dir(booted))
+
+    def rows(found, *columns):
+        return sorted(tuple(r[c] if isinstance(r, dict) else getattr(r, c) for c in columns) for r in found)
+
+    history = table(cfg, "partition_history")
+    assert min(r["offset"] for r in history) == RENO_SNAPSHOT_END - 1
+    columns = ("topic_id", "partition", "offset", "timestamp_ms", "isr", "leader", "leader_epoch")
+    assert rows(history, *columns) == rows(out.partitions, *columns)
+    assert rows(table(cfg, "brokers"), "broker_id", "offset", "timestamp_ms") == \
+        rows({b.broker_id: b for b in out.brokers}.values(), "broker_id", "offset", "timestamp_ms")

@@ -156,7 +156,7 @@ def _require_applied(path: Path, tally: Tally, applied: int, at_offset: int | No
 def audited_brokers(path: Path, cluster_id: str | None, at_offset: int | None) -> list[dict]:
     """The brokers after the log (or `at_offset`) as the auditor holds them: the replay
     plus its verdict on each restart (clean after a controlled shutdown, else unclean).
-    The auditor takes the raw offsets; a snapshot's are placed back afterwards."""
+    The auditor places a snapshot's records where it ends; `at_offset` is compared alike."""
     auditor = Auditor(Catalog([], ""))  # no rule: the verdicts need none
     tally, places = Tally(path), SnapshotPlaces()
     events = places.watch(tally.count(read_path(path, cluster_id, "earliest")))
@@ -169,10 +169,7 @@ def audited_brokers(path: Path, cluster_id: str | None, at_offset: int | None) -
     first = tally.first_offset
     tally.first_offset = None if first is None else places.place(first, 0)[0]
     _require_applied(path, tally, auditor.applied, at_offset)
-    rows = brokers(auditor.state)
-    for row in rows:
-        row["offset"], row["timestamp_ms"] = places.place(row["offset"], row["timestamp_ms"])
-    return rows
+    return brokers(auditor.state)
 
 
 def offset_at_time(path: Path, cluster_id: str | None, at_ms: int) -> int:

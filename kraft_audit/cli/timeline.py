@@ -97,14 +97,14 @@ def log_timeline(args: argparse.Namespace):
     catalog = rule_catalog(args)
     tally = Tally(args.path)
     finder = WindowFinder(args.since, args.until)  # exact: it sees every record of the log
-    # the auditor takes a snapshot's records at their positions in the file (it skips an
-    # offset seen twice); the timeline and the window place them where the snapshot ends
+    # a snapshot's records are read at their positions in the file: the auditor writes its
+    # rows where the snapshot ends, and the window and the log's end are placed alike
     places = SnapshotPlaces()
     try:
         events = places.watch(tally.count(read_path(Path(args.path), args.cluster_id, "earliest")))
         timeline = partition_timeline(finder.watch(events, places.place), args.topic, args.partition,
                                       catalog, {"min_insync_replicas_default": min_isr_setting(args)})
-        timeline = timeline.placed(places.place)
+        timeline.last_offset, _ = places.place(timeline.last_offset, timeline.last_timestamp_ms)
     except TimelineError:
         tally.require_records()  # nothing usable: the message every command gives
         raise

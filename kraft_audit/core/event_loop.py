@@ -10,8 +10,10 @@ registration requests through the `RegistrationMatcher`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable
 
+from kraft_audit.core.codec.logdir import SNAPSHOT_RE
 from kraft_audit.core.events import (
     KIND_LOG_DIRS,
     KIND_RECORD,
@@ -76,6 +78,8 @@ class EventLoop:
         self.unclean_recovery_finished_total = 0
         self.active_controller = -1  # leader of the newest LeaderChange control record
         self.log_start_known = False  # where the input starts was judged (partial or whole)
+        # (snapshot file, offset, time) where the records of the snapshot being read belong
+        self.snapshot_place: tuple[str, int, int] | None = None
         self.topology_blob: bytes | None = None  # stored form of the state but its partitions; None = changed
         self._batch: BatchInfo | None = None
         self._batch_event: MetadataEvent | None = None
@@ -106,7 +110,7 @@ class EventLoop:
                 continue
             if event.cluster_id != self.cluster_id:
                 self.cluster_id = findings.cluster_id = event.cluster_id
-            offset = event.offset
+            offset, batch_end = event.offset, event.batch_last_offset  # as read: they order the log
             if offset < 0 and event.kind == KIND_RECORD:
                 findings.quarantine(event, f"{event.type} without a log offset cannot be placed in the log",
                                     emit=findings.reports(event))
@@ -128,6 +132,8 @@ class EventLoop:
                     batch = None
                 if batch is None:
                     self._batch = BatchInfo(event.batch_base_offset, event.batch_last_offset)
+                if event.source.endswith(".checkpoint"):
+                    event = self._placed(event)
                 self._batch_event = event
                 if self.last_offset < 0 and not self.log_start_known:
                     self.note_log_start(offset, event.source)
@@ -137,11 +143,30 @@ class EventLoop:
                     self.clock_ms = event.timestamp_ms
                 self.last_timestamp_ms = event.timestamp_ms
             self._handle(event)
-            if offset >= 0 and offset >= event.batch_last_offset:
+            if offset >= 0 and offset >= batch_end:
                 self._close_batch()
         self._close_batch()  # input comes in whole batches; one not closed by its end ended here
         self.registrations.expire(self.clock_ms)
         return out
+
+    def _placed(self, event: MetadataEvent) -> MetadataEvent:
+        """A snapshot's record where it belongs in the log, for everything the audit writes.
+
+        A snapshot `<endOffset>-<epoch>.checkpoint` holds the state after offset endOffset - 1,
+        but its records carry their positions in the file (0, 1, 2, ...): those still order the
+        input (duplicates, batches), while its rows and findings are placed at endOffset - 1, at
+        the time of that record (the header's lastContainedLogTimestamp)."""
+        match = SNAPSHOT_RE.match(event.source)
+        if match is None:  # bootstrap.checkpoint: no place in the log
+            return event
+        place = self.snapshot_place
+        if place is None or place[0] != event.source:
+            ms = event.timestamp_ms
+            if event.type == "SNAPSHOT_HEADER":  # 0 or absent in old writers: the batch time
+                ms = event.data.get("lastContainedLogTimestamp") or ms
+            place = self.snapshot_place = (event.source, int(match.group(1)) - 1, ms)
+        _, at, ms = place
+        return replace(event, offset=at, batch_base_offset=at, batch_last_offset=at, timestamp_ms=ms)
 
     def note_log_start(self, offset: int, source: str) -> None:
         if offset > 0 and not source.endswith(".checkpoint"):
@@ -373,7 +398,7 @@ class EventLoop:
         if batch.registered:
             self.registrations.settle(batch)
         c.event, c.before, c.after = event, None, None
-        end = _new(Site, (batch.last_offset, batch.timestamp_ms, None, event, None, None, None))
+        end = _new(Site, (event.batch_last_offset, batch.timestamp_ms, None, event, None, None, None))
         self._run(self._rules_batch_end, end)
         self.findings.closing = None
 
@@ -413,7 +438,8 @@ class EventLoop:
                 "duplicates": self.duplicates, "unclean_elections_total": self.unclean_elections_total,
                 "elr_elections_total": self.elr_elections_total,
                 "unclean_recovery_finished_total": self.unclean_recovery_finished_total,
-                "active_controller": self.active_controller, "log_start_known": self.log_start_known}
+                "active_controller": self.active_controller, "log_start_known": self.log_start_known,
+                "snapshot_place": self.snapshot_place}
 
     def restore_stored(self, stored: dict) -> None:
         self.cluster_id = self.findings.cluster_id = stored["cluster_id"]
@@ -427,6 +453,7 @@ class EventLoop:
         self.unclean_recovery_finished_total = stored["unclean_recovery_finished_total"]
         self.active_controller = stored["active_controller"]
         self.log_start_known = stored["log_start_known"]
+        self.snapshot_place = stored["snapshot_place"]
 
 
 def _broker_of(event: MetadataEvent) -> int | None:

@@ -33,7 +33,8 @@ class ReplayError(KraftAuditError):
 
 
 class StoredFormatError(KraftAuditError, ValueError):
-    """A stored auditor state of a format this kraft-audit cannot read (core/snapshot.py)."""
+    """A stored auditor state of a format this kraft-audit cannot read (core/snapshot.py), or a
+    streaming state row of an older version (spark/operator.py)."""
 
 
 class PropertiesError(KraftAuditError, ValueError):

@@ -17,6 +17,7 @@ from kraft_audit.core.audit import Auditor
 from kraft_audit.core.codec.logdir import read_log_dir
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined
 from kraft_audit.core.rules.catalog import load_catalog
+from kraft_audit.errors import StoredFormatError
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import event_rows
@@ -296,5 +297,5 @@ def test_a_micro_batch_rewrites_only_the_shards_it_changed(sim):
 
 def test_state_of_an_older_version_is_refused_with_a_clear_error():
     for old in (1, 2):  # 2: the core's objects pickled (before its stored form of plain data)
-        with pytest.raises(RuntimeError, match="new checkpoint location"):
+        with pytest.raises(StoredFormatError, match="new checkpoint location"):
             op.resume_bucket(op.OperatorConfig(buckets=2), "c", 0, (old, b"old auditor", b""))

@@ -54,6 +54,7 @@ import pandas as pd
 import pyarrow as pa
 
 from kraft_audit.config import AuditConfig
+from kraft_audit.errors import StoredFormatError
 from kraft_audit.core.events import (
     BROKER_LOG_DIRS,
     BROKER_REGISTRATION_REQUEST,
@@ -253,7 +254,7 @@ def resume_bucket(audit: OperatorConfig, cluster_id: str, bucket: int, state_row
         return new_auditor(audit, bucket), [], False
     version = state_row[0]
     if version != STATE_VERSION:
-        raise RuntimeError(f"the checkpoint holds streaming state version {version}; this kraft-audit "
+        raise StoredFormatError(f"the checkpoint holds streaming state version {version}; this kraft-audit "
                            f"reads version {STATE_VERSION} only: start with a new checkpoint location "
                            "(the job re-reads the log from its start)")
     token, meta, topology, shards, held = state_row[1:6]

@@ -254,9 +254,9 @@ def resume_bucket(audit: OperatorConfig, cluster_id: str, bucket: int, state_row
         return new_auditor(audit, bucket), [], False
     version = state_row[0]
     if version != STATE_VERSION:
-        raise StoredFormatError(f"the checkpoint holds streaming state version {version}; this kraft-audit "
-                           f"reads version {STATE_VERSION} only: start with a new checkpoint location "
-                           "(the job re-reads the log from its start)")
+        raise StoredFormatError(f"the checkpoint holds streaming state version {version}; this "
+                                f"kraft-audit reads version {STATE_VERSION} only: start with a new "
+                                "checkpoint location (the job re-reads the log from its start)")
     token, meta, topology, shards, held = state_row[1:6]
     held = [event_from_plain(e) for e in pickle.loads(bytes(held))] if held else []
     if live is not None and live[0] == audit and live[1] == token:

@@ -139,3 +139,21 @@ def test_docs_rules_md_is_rendered_from_the_catalog():
 
     docs = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
     assert docs.read_text() == render(load_catalog()), "run: python -m kraft_audit.core.rules.docs > docs/rules.md"
+
+
+def test_crosswalk_names_only_rules_and_conditions_that_exist():
+    from kraft_audit.core.replay.conditions import CONDITIONS
+    from kraft_audit.core.rules.crosswalk import (NOT_OBSERVABLE, OBSERVABLE, PARTLY, PROPERTIES,
+                                                  UNCHECKED)
+
+    rule_ids = {s.rule_id for s in load_catalog().rules}
+    conditions = {name for name, _ in CONDITIONS}
+    for prop in PROPERTIES:
+        assert prop.observable in (OBSERVABLE, PARTLY, NOT_OBSERVABLE, UNCHECKED), prop.name
+        for checker in prop.checked_by:
+            if checker.startswith("condition:"):
+                assert checker.removeprefix("condition:") in conditions, (prop.name, checker)
+            else:
+                assert checker in rule_ids, (prop.name, checker)
+        # what the log can show is checked by something, or said to be a gap
+        assert bool(prop.checked_by) == (prop.observable in (OBSERVABLE, PARTLY)), prop.name

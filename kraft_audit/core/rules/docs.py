@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from kraft_audit.core.rules.catalog import Catalog, load_catalog
+from kraft_audit.core.rules.crosswalk import PROPERTIES
 from kraft_audit.core.rules.registry import (ON_BATCH_END, ON_INPUT, ON_LOG_DIRS, ON_PARTITION,
                                         ON_PARTITION_BATCH_END, ON_REGISTRATION,
                                         ON_REGISTRATION_TIMEOUT, SCOPE_CLUSTER)
@@ -62,7 +63,29 @@ def render(catalog: Catalog) -> str:
                 parts.append(f"\nParameters: {shown}\n")
             if spec.example:
                 parts.append(f"\nExample finding: _{spec.example}_\n")
+    parts.append(render_crosswalk())
     return "".join(parts)
+
+
+CROSSWALK_INTRO = """
+## Cross-walk: the formal models and Kafka's controller tests
+
+The properties of the TLA+ models of Kafka's replication (Vanlightly/kafka-tlaplus: the
+KIP-966 model, the v3.5 model, the KIP-853/996 models of the Raft layer) and the
+scenarios of Kafka's own controller tests, each with whether the metadata log can show it
+broken and which rules or conditions check it (`kraft_audit/core/rules/crosswalk.py`).
+
+| source | property | says | observable in the log | checked by | how |
+|---|---|---|---|---|---|
+"""
+
+
+def render_crosswalk() -> str:
+    rows = []
+    for p in PROPERTIES:
+        checked = ", ".join(f"`{c}`" for c in p.checked_by) or "–"
+        rows.append(f"| {p.source} | {p.name} | {p.says} | {p.observable} | {checked} | {p.how} |\n")
+    return CROSSWALK_INTRO + "".join(rows)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ from kraft_audit.core.events import (
 )
 from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, bound_rules
 from kraft_audit.core.registrations import RegistrationMatcher
-from kraft_audit.core.replay.conditions import condition_mask
+from kraft_audit.core.replay.conditions import (ELECTION_OVERDUE, LEADERLESS, condition_mask,
+                                               overdue_candidate)
 from kraft_audit.core.replay.partition import RECOVERED, RECOVERING, Partition
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.replay.state import (
@@ -50,6 +51,9 @@ from kraft_audit.core.rules.registry import (
 from kraft_audit.core.watch import Watch
 
 _FENCING_TYPES = frozenset({"FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD"})
+# A metadata transaction: one controller operation written across several atomic batches
+_TRANSACTION_OPEN, _TRANSACTION_CLOSE = "BEGIN_TRANSACTION_RECORD", ("END_TRANSACTION_RECORD",
+                                                                    "ABORT_TRANSACTION_RECORD")
 _BROKER_TYPES = frozenset({"REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD",
                            "UNFENCE_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"})
 # The Site and BatchChange of each partition change and the Site of each batch end are built
@@ -81,6 +85,11 @@ class EventLoop:
         # (snapshot file, offset, time) where the records of the snapshot being read belong
         self.snapshot_place: tuple[str, int, int] | None = None
         self.topology_blob: bytes | None = None  # stored form of the state but its partitions; None = changed
+        # election_overdue is judged where an operation ends: the partitions it left leaderless,
+        # and every leaderless one when it changed a broker; a transaction defers the judgement
+        self.in_transaction = False
+        self.overdue_pending: set[tuple[str, int]] = set()
+        self.overdue_all = False
         self._batch: BatchInfo | None = None
         self._batch_event: MetadataEvent | None = None
         self.catalog = catalog
@@ -293,7 +302,13 @@ class EventLoop:
             self.elr_elections_total += 1
 
     def _conditions(self, event: MetadataEvent, key: tuple[str, int], mask: int) -> None:
-        for name, start, end in self.watch.update(key, mask, event.offset, event.timestamp_ms):
+        if mask & LEADERLESS:  # election_overdue is judged where the operation ends
+            mask |= self.watch.masks.get(key, 0) & ELECTION_OVERDUE
+            self.overdue_pending.add(key)
+        self._conditions_at(key, mask, event.offset, event.timestamp_ms)
+
+    def _conditions_at(self, key: tuple[str, int], mask: int, offset: int, ms: int) -> None:
+        for name, start, end in self.watch.update(key, mask, offset, ms):
             row = self.condition_row(key, name, start)
             if end is not None:
                 row.end_offset, row.end_ms = end
@@ -336,6 +351,7 @@ class EventLoop:
         batch = self._batch
         etype = event.type
         if etype in _BROKER_TYPES:
+            self.overdue_all = True  # a broker's liveness moved: every leaderless partition
             data = event.data
             fences = etype in _FENCING_TYPES or data.get("fenced", 0) == 1
             if etype == "REGISTER_BROKER_RECORD":
@@ -359,6 +375,8 @@ class EventLoop:
                     (t, p) for t in topics for p in state.topic_partitions.get(t, ())
                     if state.partitions[(t, p)].elr or state.partitions[(t, p)].last_known_elr)
             self._recheck_conditions(event, topics)
+        elif etype == _TRANSACTION_OPEN or etype in _TRANSACTION_CLOSE:
+            self.in_transaction = etype == _TRANSACTION_OPEN
         elif change.partitions:  # ClearElr and RemoveTopic arrive as cluster-scoped records
             elr_enabled = state.elr_enabled
             for before, after in change.partitions:
@@ -401,6 +419,24 @@ class EventLoop:
         end = _new(Site, (event.batch_last_offset, batch.timestamp_ms, None, event, None, None, None))
         self._run(self._rules_batch_end, end)
         self.findings.closing = None
+        if not self.in_transaction:
+            self._judge_overdue_elections(event.batch_last_offset, batch.timestamp_ms)
+
+    def _judge_overdue_elections(self, offset: int, ms: int) -> None:
+        """Open or close election_overdue where an operation ended (conditions.py says why)."""
+        keys, watch, state = self.overdue_pending, self.watch, self.state
+        if self.overdue_all and watch.with_condition["leaderless"]:
+            keys.update(k for k, m in watch.masks.items() if m & LEADERLESS)
+        for key in keys:
+            part = state.partitions.get(key)
+            if part is None:
+                continue
+            old = watch.masks.get(key, 0)
+            overdue = ELECTION_OVERDUE if overdue_candidate(part, state) is not None else 0
+            if old & ELECTION_OVERDUE != overdue:
+                self._conditions_at(key, old ^ ELECTION_OVERDUE, offset, ms)
+        keys.clear()
+        self.overdue_all = False
 
     # ------------------------------------------------------------ side inputs
 
@@ -439,7 +475,8 @@ class EventLoop:
                 "elr_elections_total": self.elr_elections_total,
                 "unclean_recovery_finished_total": self.unclean_recovery_finished_total,
                 "active_controller": self.active_controller, "log_start_known": self.log_start_known,
-                "snapshot_place": self.snapshot_place}
+                "snapshot_place": self.snapshot_place, "in_transaction": self.in_transaction,
+                "overdue_pending": sorted(self.overdue_pending), "overdue_all": self.overdue_all}
 
     def restore_stored(self, stored: dict) -> None:
         self.cluster_id = self.findings.cluster_id = stored["cluster_id"]
@@ -454,6 +491,9 @@ class EventLoop:
         self.active_controller = stored["active_controller"]
         self.log_start_known = stored["log_start_known"]
         self.snapshot_place = stored["snapshot_place"]
+        self.in_transaction = stored.get("in_transaction", False)  # absent before format 3 kept it
+        self.overdue_pending = {tuple(k) for k in stored.get("overdue_pending", ())}
+        self.overdue_all = stored.get("overdue_all", False)
 
 
 def _broker_of(event: MetadataEvent) -> int | None:

@@ -58,7 +58,8 @@ class ConditionChange:
     interval_id: str = column(STRING, "`cluster/condition/topic_id/partition/start_offset`",
                               key=True)
     condition: str = column(STRING, "`under_min_isr`, `leaderless`, `recovering`, "
-                            "`manual_election_required`, `elr_in_use`, `reassignment_stalled`",
+                            "`manual_election_required`, `elr_in_use`, `reassignment_stalled`, "
+                            "`election_overdue`",
                             key=True)
     cluster_id: str = column(STRING, key=True)
     topic: str | None = column(STRING)
@@ -153,6 +154,8 @@ class ClusterGauges:
     elr_in_use: int = column(INT64, default=0)
     reassignment_stalled: int = column(INT64, "reassignments that could complete and have not",
                                        default=0)
+    election_overdue: int = column(INT64, "leaderless partitions with an electable candidate",
+                                   default=0)
     under_replicated: int = column(INT64, "|ISR| < |replicas| - |adding replicas|", default=0)
     unclean_recovery_finished_total: int = column(
         INT64, "RECOVERING -> RECOVERED transitions seen", default=0)

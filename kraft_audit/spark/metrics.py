@@ -47,6 +47,11 @@ _PARTITION_GAUGES = {
         "Partitions whose reassignment could complete (adding replicas in sync, min ISR kept) "
         "and has not.",
     ),
+    "election_overdue": (
+        "election_overdue_partitions",
+        "Leaderless partitions that an ISR or ELR member could lead (registered, unfenced, not "
+        "shutting down, its directory online) after the controller's operation ended.",
+    ),
     "under_replicated": (
         "under_replicated_partitions",
         "Partitions with fewer in sync than their replication factor (adding replicas not counted).",

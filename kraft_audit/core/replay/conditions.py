@@ -27,6 +27,7 @@ RECOVERING_BIT = 4
 MANUAL_ELECTION_REQUIRED = 8
 ELR_IN_USE = 16
 REASSIGNMENT_STALLED = 32
+ELECTION_OVERDUE = 64  # set at the end of an operation (EventLoop), never by condition_mask
 
 CONDITIONS: tuple[tuple[str, int], ...] = (
     ("under_min_isr", UNDER_MIN_ISR),
@@ -35,6 +36,7 @@ CONDITIONS: tuple[tuple[str, int], ...] = (
     ("manual_election_required", MANUAL_ELECTION_REQUIRED),
     ("elr_in_use", ELR_IN_USE),
     ("reassignment_stalled", REASSIGNMENT_STALLED),
+    ("election_overdue", ELECTION_OVERDUE),
 )
 
 
@@ -53,6 +55,25 @@ def condition_mask(p: Partition, min_isr: int, state: ClusterState) -> int:
     if (p.adding_replicas or p.removing_replicas) and reassignment_completable(p, min_isr):
         mask |= REASSIGNMENT_STALLED
     return mask
+
+
+def overdue_candidate(p: Partition, state: ClusterState) -> int | None:
+    """The first broker Kafka's clean election could elect for a leaderless partition (an
+    acceptable ISR member, then ELR member), or None. Unclean candidates are left out: Kafka
+    elects them later, on a timer, and only where the topic allows it."""
+    if p.leader != NO_LEADER:
+        return None
+    candidates = p.isr + p.elr if state.elr_enabled else p.isr
+    if not candidates:
+        return None
+    brokers = state.brokers
+    directory_of = dict(zip(p.replicas, p.directories)) if p.directories else {}
+    for r in candidates:
+        broker = brokers.get(r)
+        if (broker is not None and broker.acceptable_leader and r in p.replicas
+                and broker.has_online_dir(directory_of.get(r, ""))):
+            return r
+    return None
 
 
 def under_replicated(p: Partition) -> bool:

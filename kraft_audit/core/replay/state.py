@@ -34,13 +34,18 @@ PartitionKey = tuple[str, int]
 UNKNOWN_BEFORE_HISTORY = frozenset({"unknown-broker", "unknown-topic", "unknown-partition"})
 
 
+# DirectoryId.UNASSIGNED and MIGRATING (Uuid 0 and 1) and LOST (Uuid 2), in Kafka's base64 form
+ONLINE_DIRECTORY_IDS = frozenset({"AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", ""})
+LOST_DIRECTORY_ID = "AAAAAAAAAAAAAAAAAAAAAg"
+
+
 class Broker:
     __slots__ = ("broker_id", "epoch", "incarnation_id", "fenced", "in_controlled_shutdown",
-                 "registered", "last_shutdown", "offset", "timestamp_ms")
+                 "registered", "last_shutdown", "offset", "timestamp_ms", "log_dirs")
 
     def __init__(self, broker_id: int, epoch: int, incarnation_id: str | None, fenced: bool,
                  in_controlled_shutdown: bool, registered: bool, last_shutdown: str | None,
-                 offset: int, timestamp_ms: int):
+                 offset: int, timestamp_ms: int, log_dirs: tuple[str, ...] = ()):
         self.broker_id = broker_id
         self.epoch = epoch
         self.incarnation_id = incarnation_id
@@ -50,11 +55,23 @@ class Broker:
         self.last_shutdown = last_shutdown
         self.offset = offset
         self.timestamp_ms = timestamp_ms
+        # the directories the registration says are online; () when the log has not said
+        # (a stored state from before they were kept, or a version without directories)
+        self.log_dirs = log_dirs
 
     @property
     def acceptable_leader(self) -> bool:
         """Kafka's `isAcceptableLeader`: registered, unfenced, not shutting down."""
         return self.registered and not self.fenced and not self.in_controlled_shutdown
+
+    def has_online_dir(self, directory: str) -> bool:
+        """Kafka's `DirectoryId.isOnline`: an unassigned or migrating replica counts as online,
+        a lost one never; with no directories registered every directory counts as online."""
+        if directory in ONLINE_DIRECTORY_IDS:
+            return True
+        if directory == LOST_DIRECTORY_ID:
+            return False
+        return not self.log_dirs or directory in self.log_dirs
 
     def __reduce__(self):
         return (Broker, tuple(getattr(self, n) for n in self.__slots__))
@@ -307,7 +324,8 @@ class ClusterState:
         self.brokers[broker_id] = Broker(
             broker_id, data.get("brokerEpoch", -1), data.get("incarnationId"),
             bool(data.get("fenced", True)), bool(data.get("inControlledShutdown", False)),
-            True, before.last_shutdown if before else None, event.offset, event.timestamp_ms)
+            True, before.last_shutdown if before else None, event.offset, event.timestamp_ms,
+            tuple(data.get("logDirs") or ()))
         return Change((), before)
 
     def _known_broker(self, broker_id: int, event: MetadataEvent) -> Broker:
@@ -347,6 +365,8 @@ class ClusterState:
             changes["fenced"] = False
         if data.get("inControlledShutdown", 0) == 1:
             changes["in_controlled_shutdown"] = True
+        if data.get("logDirs"):  # absent or empty: the directories did not change
+            changes["log_dirs"] = tuple(data["logDirs"])
         return self._broker_update(data["brokerId"], event, **changes)
 
 

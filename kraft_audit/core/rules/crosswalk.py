@@ -150,6 +150,11 @@ PROPERTIES: tuple[Property, ...] = (
              ("kip966.fenced-out-of-isr", "kip966.unclean-shutdown-removed",
               "kip966.elr-matches-kafka"),
              "judged at the end of the atomic batch that fences or registers the broker"),
+    Property(CONTROLLER_TESTS, "ReplicationControlManagerTest: testEligibleLeaderReplicas_CleanElection",
+             "unfencing an ELR member of a leaderless partition elects it in the same operation",
+             OBSERVABLE, ("condition:election_overdue", "kip966.election-order"),
+             "an unfence runs the election over every leaderless partition; one left leaderless "
+             "with an acceptable ISR or ELR member past the operation opens the condition"),
     Property(CONTROLLER_TESTS, "ReplicationControlManagerTest: testElrsRemovedOnMinIsrUpdate",
              "a min.insync.replicas change clears the ELR of the topics it covers", OBSERVABLE,
              ("kip966.elr-cleared-on-min-isr-change",), "topic and cluster scope"),

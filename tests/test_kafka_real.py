@@ -383,4 +383,6 @@ def test_10_dump_log_and_controller_metrics(story):
         assert streamed == oracles.condition_intervals(kafka, topic, min_isr=2), topic
         assert streamed, f"{topic}-0 never had a condition: the scenario did not happen"
     assert {v["rule_id"] for v in live.rows("violations")} <= story.known_bugs
+    # a correct controller elects in the operation that makes a candidate acceptable
+    assert [r for r in live.rows("conditions") if r["condition"] == "election_overdue"] == []
     assert live.rows("quarantine") == []

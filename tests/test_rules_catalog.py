@@ -157,3 +157,15 @@ def test_crosswalk_names_only_rules_and_conditions_that_exist():
                 assert checker in rule_ids, (prop.name, checker)
         # what the log can show is checked by something, or said to be a gap
         assert bool(prop.checked_by) == (prop.observable in (OBSERVABLE, PARTLY)), prop.name
+
+
+def test_the_record_type_table_lists_every_type_the_codec_knows():
+    from kraft_audit.core.codec.schemas import CONTROL_RECORDS, METADATA_RECORDS
+    from kraft_audit.core.rules.coverage import USE, rules_by_record_type
+
+    known = {s.type_name for s in METADATA_RECORDS + CONTROL_RECORDS}
+    assert set(USE) == known
+    readers = rules_by_record_type(load_catalog())
+    assert set(readers) == known, "a rule declares a record type the codec does not know"
+    assert "kip966.fenced-out-of-isr" in readers["FENCE_BROKER_RECORD"]
+    assert "kraft.epochs-monotonic" in readers["PARTITION_RECORD"]

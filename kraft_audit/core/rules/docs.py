@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from kraft_audit.core.rules.catalog import Catalog, load_catalog
+from kraft_audit.core.rules.coverage import CONDITIONS_MOVED, USE, rules_by_record_type
 from kraft_audit.core.rules.crosswalk import PROPERTIES
 from kraft_audit.core.rules.registry import (ON_BATCH_END, ON_INPUT, ON_LOG_DIRS, ON_PARTITION,
                                         ON_PARTITION_BATCH_END, ON_REGISTRATION,
@@ -63,8 +64,33 @@ def render(catalog: Catalog) -> str:
                 parts.append(f"\nParameters: {shown}\n")
             if spec.example:
                 parts.append(f"\nExample finding: _{spec.example}_\n")
+    parts.append(render_coverage(catalog))
     parts.append(render_crosswalk())
     return "".join(parts)
+
+
+COVERAGE_INTRO = """
+## Record types and the rules that judge them
+
+Every metadata record type (apiKeys 0-29) and Raft control record, with the rules that
+read it (their sections above give the invariant and its reasoning), the conditions it can
+open or close, and what replay takes from it. A type with no rule is listed as such: the
+auditor counts it (it is applied, a duplicate or quarantined like any record) but judges
+none of its fields. The `input.*` rules judge any record replay cannot use; a malformed
+record of any type is quarantined with its reason (`kraft_audit/core/rules/coverage.py`).
+
+| record type | rules | conditions | replay uses it for |
+|---|---|---|---|
+"""
+
+
+def render_coverage(catalog: Catalog) -> str:
+    rows = []
+    for record_type, rule_ids in rules_by_record_type(catalog).items():
+        rules = ", ".join(f"`{r}`" for r in rule_ids) or "**no rule**"
+        rows.append(f"| `{record_type}` | {rules} | {CONDITIONS_MOVED.get(record_type, '–')} | "
+                    f"{USE.get(record_type, '–')} |\n")
+    return COVERAGE_INTRO + "".join(rows)
 
 
 CROSSWALK_INTRO = """

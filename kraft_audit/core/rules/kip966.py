@@ -106,7 +106,7 @@ def last_known_elr_matches_kafka(c):
                    evidence={"expected_last_known_elr": [sorted(o) for o in options]})
 
 
-@rule("kip966.elr-cleared-on-min-isr-change", on="batch_end")
+@rule("kip966.elr-cleared-on-min-isr-change", on="batch_end", records=("CONFIG_RECORD", "CLEAR_ELR_RECORD"))
 def elr_cleared_on_min_isr_change(c):
     """Kafka trunk follows every min.insync.replicas ConfigRecord with a ClearElrRecord."""
     if c.settings.elr_controller_config is not None:
@@ -237,7 +237,8 @@ def leader_in_isr(c):
     return None
 
 
-@rule("kip966.fenced-out-of-isr", on="batch_end")
+@rule("kip966.fenced-out-of-isr", on="batch_end", records=(
+    "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
 def fenced_out_of_isr(c):
     """A fenced (or unregistered) broker leaves every ISR in the batch that fences it; without
     ELR the last ISR member stays (the ISR is never emptied)."""
@@ -254,7 +255,7 @@ def fenced_out_of_isr(c):
     return findings
 
 
-@rule("kip966.unclean-shutdown-removed", on="registration")
+@rule("kip966.unclean-shutdown-removed", on="registration", records=("REGISTER_BROKER_RECORD",))
 def unclean_shutdown_removed(c):
     m = c.match
     if not m.unclean or not m.record.elr_enabled or not m.record.new_incarnation:
@@ -264,7 +265,7 @@ def unclean_shutdown_removed(c):
                     key=key, broker_id=m.broker_id) for key in m.record.still_in]
 
 
-@rule("kip966.clean-shutdown-detection", on="registration")
+@rule("kip966.clean-shutdown-detection", on="registration", records=("REGISTER_BROKER_RECORD",))
 def clean_shutdown_detection(c):
     m = c.match
     if m.unclean or not m.record.elr_enabled or not m.record.new_incarnation:
@@ -275,7 +276,8 @@ def clean_shutdown_detection(c):
             for key, offset in m.record.removed_from_elr]
 
 
-@rule("kip966.registration-unverifiable", on="registration_timeout", scope=SCOPE_CLUSTER)
+@rule("kip966.registration-unverifiable", on="registration_timeout", scope=SCOPE_CLUSTER,
+      records=("REGISTER_BROKER_RECORD",))
 def registration_unverifiable(c):
     m = c.match
     return Finding(f"registration request of broker {m.broker_id} (incarnation {m.incarnation_id}) "

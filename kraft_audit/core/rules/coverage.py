@@ -1,0 +1,78 @@
+"""Which rules judge each record type, for the table in docs/rules.md.
+
+A rule declares the record types it reads (`@rule(records=...)`); rules on partition
+triggers without a declaration read the partition records. Every metadata record type
+(apiKeys 0-29) and Raft control record is listed with what the auditor does with it, so a
+type no rule covers shows as such instead of disappearing from the table (a test holds
+that every type the codec knows is here).
+"""
+
+from __future__ import annotations
+
+from kraft_audit.core.rules.catalog import Catalog
+from kraft_audit.core.rules.registry import ON_PARTITION, ON_PARTITION_BATCH_END, PARTITION_RECORDS
+
+# Conditions (docs/metrics.md) that each record type can open or close.
+CONDITIONS_MOVED = {
+    "PARTITION_RECORD": "all",
+    "PARTITION_CHANGE_RECORD": "all",
+    "CLEAR_ELR_RECORD": "elr_in_use, manual_election_required",
+    "REMOVE_TOPIC_RECORD": "all (closed)",
+    "CONFIG_RECORD": "under_min_isr, manual_election_required, reassignment_stalled",
+    "REGISTER_BROKER_RECORD": "election_overdue",
+    "UNREGISTER_BROKER_RECORD": "election_overdue",
+    "FENCE_BROKER_RECORD": "election_overdue",
+    "UNFENCE_BROKER_RECORD": "election_overdue",
+    "BROKER_REGISTRATION_CHANGE_RECORD": "election_overdue",
+    "BEGIN_TRANSACTION_RECORD": "election_overdue (deferred to the transaction's end)",
+    "END_TRANSACTION_RECORD": "election_overdue (judged)",
+    "ABORT_TRANSACTION_RECORD": "election_overdue (judged)",
+}
+
+# What replay does with each type (context for the rules), and what is not judged yet.
+USE = {
+    "REGISTER_BROKER_RECORD": "broker epoch, incarnation, fenced, directories online",
+    "UNREGISTER_BROKER_RECORD": "the broker leaves",
+    "TOPIC_RECORD": "topic names and ids",
+    "PARTITION_RECORD": "a partition created, or loaded from a snapshot",
+    "CONFIG_RECORD": "min.insync.replicas and unclean.leader.election.enable, by scope",
+    "PARTITION_CHANGE_RECORD": "a partition changed",
+    "FENCE_BROKER_RECORD": "fenced",
+    "UNFENCE_BROKER_RECORD": "unfenced",
+    "REMOVE_TOPIC_RECORD": "the topic and its partitions deleted",
+    "DELEGATION_TOKEN_RECORD": "counted, not judged",
+    "USER_SCRAM_CREDENTIAL_RECORD": "counted, not judged",
+    "FEATURE_LEVEL_RECORD": "metadata.version and the ELR feature (which Kafka line's rules apply)",
+    "CLIENT_QUOTA_RECORD": "counted, not judged",
+    "PRODUCER_IDS_RECORD": "counted, not judged",
+    "BROKER_REGISTRATION_CHANGE_RECORD": "fenced, controlled shutdown, directories online",
+    "ACCESS_CONTROL_ENTRY_RECORD": "counted, not judged",
+    "REMOVE_ACCESS_CONTROL_ENTRY_RECORD": "counted, not judged",
+    "NO_OP_RECORD": "counted (offsets, time)",
+    "ZK_MIGRATION_STATE_RECORD": "counted, not judged",
+    "REMOVE_USER_SCRAM_CREDENTIAL_RECORD": "counted, not judged",
+    "BEGIN_TRANSACTION_RECORD": "an operation spanning batches starts",
+    "END_TRANSACTION_RECORD": "it ends",
+    "ABORT_TRANSACTION_RECORD": "it ends (aborted)",
+    "REMOVE_DELEGATION_TOKEN_RECORD": "counted, not judged",
+    "REGISTER_CONTROLLER_RECORD": "counted, not judged",
+    "CLEAR_ELR_RECORD": "ELR and LastKnownElr cleared for a topic or all",
+    "UNREGISTER_CONTROLLER_RECORD": "counted, not judged",
+    "LEADER_CHANGE": "the active controller",
+    "SNAPSHOT_HEADER": "where a snapshot's records belong (its last contained time)",
+    "SNAPSHOT_FOOTER": "counted",
+    "KRAFT_VERSION": "counted, not judged",
+    "KRAFT_VOTERS": "counted, not judged",
+}
+
+
+def rules_by_record_type(catalog: Catalog) -> dict[str, list[str]]:
+    """Record type -> ids of the rules that read it, in catalog order."""
+    readers: dict[str, list[str]] = {t: [] for t in USE}
+    for spec in catalog.rules:
+        types = spec.impl.records
+        if not types and spec.impl.on in (ON_PARTITION, ON_PARTITION_BATCH_END):
+            types = PARTITION_RECORDS
+        for t in types:
+            readers.setdefault(t, []).append(spec.rule_id)
+    return readers

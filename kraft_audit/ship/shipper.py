@@ -33,8 +33,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 
 from kraft_audit.core.codec.logdir import read_meta_properties
 from kraft_audit.ship.tail import LogTail, Resume, Shipment
-from kraft_audit.errors import (ConfigError, KafkaUnreachable, ShipError,  # noqa: F401 (exported
-                                ShipStopped)  # here too)
+from kraft_audit.errors import ConfigError, KafkaUnreachable, ShipError, ShipStopped
 
 log = logging.getLogger("kraft_audit.ship")
 
@@ -212,7 +211,7 @@ class Shipper:
         self.metrics = ShipMetrics(self.cluster_id)
         self._stop = threading.Event()
         self._failed: str | None = None
-        self._said: tuple[str, float] = ("", 0.0)  # the last client error logged, and when
+        self._said: tuple[str, float] = ("", 0.0)  # the kind of client error logged last, when
         self.retry = KafkaRetry(kafka_timeout, self._stop, self._count_retry)
 
     def _count_retry(self, _what: str, _error: str) -> None:
@@ -329,11 +328,11 @@ class Shipper:
                 self._failed = f"the Kafka producer failed: {err.str()} ({err.name()})"
             self._stop.set()
         else:
-            text, now = f"{err.str()} ({err.name()})", time.monotonic()
-            if text != self._said[0] or now - self._said[1] > 30:  # once, not per reconnection
-                log.warning("kafka: %s; retrying (at most --kafka-timeout %g s)", text,
-                            self.kafka_timeout)
-                self._said = (text, now)
+            now = time.monotonic()
+            if err.name() != self._said[0] or now - self._said[1] > 30:  # not per reconnection
+                log.warning("kafka: %s (%s); retrying (at most --kafka-timeout %g s)", err.str(),
+                            err.name(), self.kafka_timeout)
+                self._said = (err.name(), now)
 
 
 def install_signal_handlers(shipper: Shipper) -> None:

@@ -86,7 +86,17 @@ class MetricsPortUnavailable(KraftAuditError, ValueError):
 
 
 class ShipError(KraftAuditError, RuntimeError):
-    """The shipper cannot go on: Kafka refused a batch, or the topic cannot be read."""
+    """The shipper cannot go on: Kafka unreachable past --kafka-timeout, a batch refused for
+    good, or the topic absent."""
+
+
+class KafkaUnreachable(KraftAuditError, ConnectionError):
+    """A Kafka call of the shipper that did not get through this time (retried within the
+    bound)."""
+
+
+class ShipStopped(KraftAuditError):
+    """SIGTERM or SIGINT came while the shipper waited for Kafka."""
 
 
 # --- the command line (kraft_audit.cli.main maps them to exit codes 2 and 3)

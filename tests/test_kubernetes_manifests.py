@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -257,6 +258,68 @@ def test_the_spark_application_is_wired_to_its_objects():
     annotations = service["metadata"]["annotations"]
     assert annotations["prometheus.io/scrape"] == "true"
     assert annotations["prometheus.io/port"] == str(port["port"])
+
+
+# The slowest end-to-end rate measured (the worst-case backfill, 14.7k records/s on 2 cores,
+# 3-5x slower on a loaded machine) and what a stop adds to the running micro-batch
+# (tests/test_signals.py measures both sides of it).
+SLOWEST_RECORDS_PER_S = 3000
+STOP_MARGIN_S = 10
+
+
+def seconds(interval: str) -> float:
+    number, unit = re.match(r"\s*([\d.]+)\s*([a-z]+)", interval).groups()
+    return float(number) * {"ms": 0.001, "m": 60}.get(unit, 60 if unit.startswith("min") else
+                                                      0.001 if unit.startswith("milli") else 1)
+
+
+def test_the_driver_pod_has_the_time_to_stop_at_a_micro_batch_boundary(tmp_path):
+    """preStop signals the Python driver (the pod's own SIGTERM would reach spark-submit's
+    JVM) and waits for it; the grace period holds a whole micro-batch, a trigger interval
+    and the stop. The hook's shell command is run here against a real process."""
+    import subprocess
+    import threading
+    import time
+
+    from kraft_audit.config import KEYS
+
+    app, config_map = one("kraft-audit.yaml", "SparkApplication"), one("kraft-audit.yaml", "ConfigMap")
+    job_config = yaml.safe_load(config_map["data"]["audit.yaml"])
+    driver = app["spec"]["driver"]
+    env = {e["name"]: e["value"] for e in driver["env"]}
+    pid_file = env["AUDIT_JOB_PID_FILE"]  # jobs/audit_job.py writes its pid there
+    records = job_config.get("sources", {}).get("max_records_per_trigger") \
+        or KEYS["sources.max_records_per_trigger"].default
+    interval = seconds(job_config.get("trigger", {}).get("interval")
+                       or KEYS["trigger.interval"].default)
+    assert driver["terminationGracePeriodSeconds"] >= \
+        records / SLOWEST_RECORDS_PER_S + interval + STOP_MARGIN_S
+
+    # the hook: SIGTERM to the pid in the file, then wait until that process is gone
+    command = driver["lifecycle"]["preStop"]["exec"]["command"]
+    assert command[:2] == ["/bin/sh", "-c"] and pid_file in command[2]
+    local = tmp_path / "driver.pid"
+    driver_like = subprocess.Popen(  # ends 1 s after its SIGTERM, like a driver finishing
+        [sys.executable, "-c", "import signal, sys, time\n"
+         "signal.signal(signal.SIGTERM, lambda *a: (time.sleep(1), sys.exit(0)))\n"
+         "time.sleep(60)"])
+    reaper = threading.Thread(target=driver_like.wait)  # as spark-submit's JVM waits for it
+    reaper.start()
+    try:
+        local.write_text(f"{driver_like.pid}\n")
+        time.sleep(0.5)  # its handler is in place
+        started = time.monotonic()
+        hook = subprocess.run([*command[:2], command[2].replace(pid_file, str(local))],
+                              timeout=30, check=False)
+        took = time.monotonic() - started
+        assert hook.returncode == 0
+        reaper.join(1)
+        assert driver_like.returncode == 0  # it got SIGTERM and the hook waited for its exit
+        assert 1 <= took < 10, took
+    finally:
+        if driver_like.poll() is None:
+            driver_like.kill()
+        reaper.join(5)
 
 
 def ship_arguments(args: list[str]):

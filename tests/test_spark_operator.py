@@ -101,6 +101,21 @@ def test_redelivered_micro_batch_counts_as_duplicates_in_every_bucket(sim):
     assert sum(s["applied"] for s in replayed) == 0
 
 
+def test_a_batch_delivered_twice_within_a_micro_batch_counts_as_duplicates_in_every_bucket(sim):
+    """The shipper's topic can hold a batch twice (a shipper restarted before Kafka
+    acknowledged it): both copies may come in one micro-batch. Each bucket counts the copies
+    of its own records as duplicates, not as applied (nor as a log that went backwards)."""
+    _result, log, _side = sim
+    audit = op.OperatorConfig(buckets=4, timeout_ms=0)
+    records = [e for e in log if isinstance(e, MetadataEvent) and e.type != "NO_OP_RECORD"]
+    copied = [e for e in records if e.type in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD",
+                                                "TOPIC_RECORD")][:40]
+    out, _ = run_buckets([log + copied], 4, audit)
+    assert_counts_balance(out["stats"])
+    assert sum(s["duplicates"] for s in out["stats"]) == len(copied)
+    assert not out["quarantine"]
+
+
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):
     return simulated_inputs(tmp_path_factory.mktemp("sim"))

@@ -3,8 +3,11 @@ as they are on disk, to a Kafka topic that the streaming job reads (`sources.kaf
 
 A small long-running process for a sidecar next to a controller: bounded memory,
 resumes from the topic after a crash or restart, follows segment rolls, snapshots and
-retention, and serves its health on /metrics. SIGTERM/SIGINT flush and exit 0; a batch
-Kafka refuses ends it with exit 3 (its supervisor restarts it; it resumes from the topic).
+retention, and serves its health on /metrics. While the Kafka cluster it ships to is
+down or moving leaders, every call is retried with backoff for at most --kafka-timeout
+seconds; past that, or when Kafka refuses a batch for good, one line and exit 3 (its
+supervisor restarts it; it resumes from the topic). SIGTERM/SIGINT flush (at most 20 s)
+and exit 0.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ import logging
 import sys
 
 from kraft_audit.cli.main import RunFailed, UsageError
+from kraft_audit.errors import ConfigError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from kraft_audit.ship.shipper import DEFAULT_KAFKA_TIMEOUT
+
     parser.add_argument("--log-dir", required=True, metavar="PATH",
                         help="the controller's (or a broker's) metadata log dir, or the dir holding "
                              "__cluster_metadata-0")
@@ -35,6 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "offsets)")
     parser.add_argument("--producer-config", action="append", default=[], metavar="KEY=VALUE",
                         help="librdkafka settings, e.g. security.protocol=SSL (repeatable)")
+    parser.add_argument("--kafka-timeout", type=float, default=DEFAULT_KAFKA_TIMEOUT,
+                        metavar="SECONDS",
+                        help="how long Kafka may stay unreachable (brokers down, a partition "
+                             "without a leader) while every call is retried with backoff; then "
+                             "exit 3 (default: %(default)g)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,9 +60,12 @@ def run(args: argparse.Namespace) -> int:
         if not sep:
             raise UsageError(f"--producer-config wants KEY=VALUE, got {item!r}")
         config[key.strip()] = value.strip()
+    if not args.kafka_timeout > 0:
+        raise UsageError(f"--kafka-timeout must be more than 0 seconds, got {args.kafka_timeout:g}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
-        shipper = Shipper(args.log_dir, args.bootstrap_servers, args.topic, args.cluster_id, config)
+        shipper = Shipper(args.log_dir, args.bootstrap_servers, args.topic, args.cluster_id, config,
+                          kafka_timeout=args.kafka_timeout)
         if args.metrics_port >= 0:
             try:
                 port = shipper.serve_metrics(args.metrics_host, args.metrics_port)
@@ -69,5 +83,7 @@ def run(args: argparse.Namespace) -> int:
             shipper.run()
     except ShipError as exc:
         raise RunFailed(str(exc)) from None
+    except ConfigError as exc:  # a setting librdkafka refuses
+        raise UsageError(f"--producer-config: {exc}") from None
     print("kraft-audit ship: stopped", file=sys.stderr)
     return 0

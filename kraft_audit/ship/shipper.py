@@ -4,8 +4,16 @@ The messages are `LogTail`'s shipments, keyed by cluster id (so one cluster's
 log stays in one partition, in order) through an idempotent producer (acks=all:
 a retry never doubles or reorders a batch). Where to go on after a restart is
 read from the topic itself: the newest message with this cluster's key says
-the file, position and next offset. A delivery that fails ends the process
-(exit 1) so that its supervisor restarts it and it resumes from the topic.
+the file, position and next offset.
+
+It rides out the cluster it ships to: while brokers are down or a partition's
+leader moves, every Kafka call (metadata, reading where to resume, producing,
+acknowledgements) is retried with backoff (0.5 s doubling to 10 s; librdkafka's
+own retries for produce), for at most `kafka_timeout` seconds in a row (default
+300). Past that bound, or on an error no retry mends (the topic absent, access
+refused, a batch too big, the idempotent producer fenced), it ends with a
+`ShipError` (`kraft-audit ship`: one line, exit 3) so that its supervisor
+restarts it and it resumes from the topic.
 
 Health on Prometheus (its own endpoint): the next offset to ship, the log's
 end, the lag between them, batches and bytes shipped, errors by kind, and
@@ -18,19 +26,27 @@ import logging
 import signal
 import threading
 import time
+from collections import deque
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
 from kraft_audit.core.codec.logdir import read_meta_properties
 from kraft_audit.ship.tail import LogTail, Resume, Shipment
-from kraft_audit.errors import ShipError  # noqa: F401 (exported here too)
+from kraft_audit.errors import ConfigError, KafkaUnreachable, ShipError, ShipStopped
 
 log = logging.getLogger("kraft_audit.ship")
 
 # A KRaft batch is at most 8 MiB (the controller's max batch size); the topic needs
 # max.message.bytes at least that for the rare big one.
 MAX_MESSAGE_BYTES = 8 << 20
+
+# How long Kafka may stay unreachable before the shipper gives up (seconds).
+DEFAULT_KAFKA_TIMEOUT = 300.0
+BACKOFF_FIRST, BACKOFF_MAX = 0.5, 10.0
+# On SIGTERM, how long to wait for Kafka to acknowledge what was handed to it: within a
+# pod's default 30 s grace period. What is not acknowledged is shipped again next start.
+FLUSH_ON_STOP_S = 20.0
 
 
 class ShipMetrics:
@@ -57,19 +73,84 @@ class ShipMetrics:
         self.cluster = cluster_id
 
 
+# Errors no retry mends: said at once (anything else is retried within the bound).
+_PERMANENT = {"UNKNOWN_TOPIC_OR_PART", "TOPIC_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED",
+              "GROUP_AUTHORIZATION_FAILED", "SASL_AUTHENTICATION_FAILED", "_AUTHENTICATION",
+              "MSG_SIZE_TOO_LARGE", "_MSG_SIZE_TOO_LARGE", "RECORD_LIST_TOO_LARGE",
+              "INVALID_CONFIG", "_INVALID_ARG", "_UNKNOWN_TOPIC", "_UNKNOWN_PARTITION",
+              "INVALID_TOPIC_EXCEPTION", "UNSUPPORTED_VERSION", "_FENCED",
+              "INVALID_PRODUCER_EPOCH", "OUT_OF_ORDER_SEQUENCE_NUMBER", "PRODUCER_FENCED",
+              "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"}
+
+
+def is_permanent(err) -> bool:
+    """A KafkaError that retrying will not mend."""
+    return err.fatal() or err.name() in _PERMANENT
+
+
+class KafkaRetry:
+    """Calls retried with backoff while Kafka is unreachable, for at most `bound` seconds
+    in a row; then a ShipError that says for how long and the last error. `stop`: an
+    Event that ends the waiting (SIGTERM while Kafka is down)."""
+
+    def __init__(self, bound: float, stop: threading.Event, on_retry=None):
+        self.bound = bound
+        self.stop = stop
+        self.on_retry = on_retry or (lambda what, error: None)
+
+    def call(self, what: str, fn, *args, **kwargs):
+        from confluent_kafka import KafkaException
+
+        first = time.monotonic()
+        delay = BACKOFF_FIRST
+        while True:
+            try:
+                return fn(*args, **kwargs)
+            except KafkaException as exc:
+                err = exc.args[0]
+                if err.name() == "_INVALID_ARG":  # a client setting librdkafka refuses
+                    raise ConfigError(err.str()) from None
+                if is_permanent(err):
+                    raise ShipError(f"{what}: {err.str()} ({err.name()})") from None
+                error = f"{err.str()} ({err.name()})"
+            except KafkaUnreachable as exc:
+                error = str(exc)
+            waited = time.monotonic() - first
+            if waited + delay > self.bound:
+                raise ShipError(f"{what}: Kafka unreachable for {waited:.0f} s (--kafka-timeout "
+                                f"{self.bound:g}): {error}") from None
+            log.warning("%s: %s; retrying in %.1f s", what, error, delay)
+            self.on_retry(what, error)
+            if self.stop.wait(delay):
+                raise ShipStopped()
+            delay = min(delay * 2, BACKOFF_MAX)
+
+
+def attempt_timeout(bound: float) -> float:
+    """How long one attempt may wait for Kafka: a few attempts fit in the bound."""
+    return min(10.0, max(1.0, bound / 4))
+
+
 def find_resume(consumer_config: dict, topic: str, cluster_id: str, timeout: float = 30.0
                 ) -> Resume | None:
     """The newest message of `cluster_id` in `topic` as a resume point (None: never shipped).
-    Reads each partition backwards from its end, a window at a time."""
-    from confluent_kafka import Consumer, TopicPartition
+    Reads each partition backwards from its end, a window at a time. A partition that
+    cannot be read to its end (a broker down, a leader moving) raises KafkaUnreachable or a
+    KafkaException: "never shipped" is said only of a topic read whole."""
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
 
     consumer = Consumer({**consumer_config, "group.id": f"kraft-audit-ship-resume-{cluster_id}",
                          "enable.auto.commit": False, "enable.partition.eof": True})
     key = cluster_id.encode()
     try:
         meta = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
-        if meta is None or meta.error is not None:
-            raise ShipError(f"topic {topic!r} cannot be read: {meta.error if meta else 'absent'}")
+        if meta is None:
+            raise KafkaUnreachable(f"no metadata for topic {topic!r}")
+        if meta.error is not None:
+            if meta.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise ShipError(f"topic {topic!r} does not exist: create it first "
+                                "(docs/operations.md)")
+            raise KafkaUnreachable(f"topic {topic!r}: {meta.error.str()}")
         for partition in sorted(meta.partitions):
             low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
             end = high
@@ -87,42 +168,54 @@ def find_resume(consumer_config: dict, topic: str, cluster_id: str, timeout: flo
 
 
 def _newest_with_key(consumer, tp, end: int, key: bytes, timeout: float):
-    from confluent_kafka import KafkaError
+    from confluent_kafka import KafkaError, KafkaException
 
     consumer.assign([tp])
     newest = None
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout  # without a message: a big window may take longer
     while time.monotonic() < deadline:
         msg = consumer.poll(1.0)
         if msg is None:
             continue
+        deadline = time.monotonic() + timeout
         if msg.error():
             if msg.error().code() == KafkaError._PARTITION_EOF:
-                break
-            raise ShipError(f"reading {tp.topic}: {msg.error()}")
+                return newest
+            raise KafkaException(msg.error())
         if msg.key() == key:
             newest = msg
         if msg.offset() >= end - 1:
-            break
-    return newest
+            return newest
+    raise KafkaUnreachable(f"{tp.topic} partition {tp.partition}: nothing read for {timeout:g} s "
+                           f"(before offset {end})")
 
 
 class Shipper:
     def __init__(self, log_dir: str, bootstrap_servers: str, topic: str,
                  cluster_id: str | None = None, producer_config: dict | None = None,
-                 poll_interval: float = 0.2, max_in_flight_bytes: int = 32 << 20):
+                 poll_interval: float = 0.2, max_in_flight_bytes: int = 32 << 20,
+                 kafka_timeout: float = DEFAULT_KAFKA_TIMEOUT):
         self.log_dir = Path(log_dir)
         self.cluster_id = cluster_id or read_meta_properties(self.log_dir).get("cluster.id") \
             or read_meta_properties(self.log_dir.parent).get("cluster.id")
         if not self.cluster_id:
             raise ShipError(f"no cluster id: {log_dir} has no meta.properties; give --cluster-id")
         self.topic = topic
-        self.client_config = {"bootstrap.servers": bootstrap_servers, **(producer_config or {})}
+        # librdkafka's own log says every failed connection (thousands while a broker is
+        # down): only its critical lines; the retries and the client's errors are ours.
+        self.client_config = {"bootstrap.servers": bootstrap_servers, "log_level": 2,
+                              **(producer_config or {})}
         self.poll_interval = poll_interval
         self.max_in_flight_bytes = max_in_flight_bytes
+        self.kafka_timeout = kafka_timeout
         self.metrics = ShipMetrics(self.cluster_id)
         self._stop = threading.Event()
         self._failed: str | None = None
+        self._said: tuple[str, float] = ("", 0.0)  # the kind of client error logged last, when
+        self.retry = KafkaRetry(kafka_timeout, self._stop, self._count_retry)
+
+    def _count_retry(self, _what: str, _error: str) -> None:
+        self.metrics.errors.labels(cluster=self.cluster_id, kind="kafka_retry").inc()
 
     def stop(self, *_signal) -> None:
         self._stop.set()
@@ -145,18 +238,33 @@ class Shipper:
         return server.server_port
 
     def run(self) -> None:
-        """Ship until stopped (SIGTERM/SIGINT: what was handed to Kafka is flushed first)."""
-        from confluent_kafka import Producer
+        """Ship until stopped (SIGTERM/SIGINT: what was handed to Kafka is flushed first,
+        for at most FLUSH_ON_STOP_S). ShipError when Kafka stays unreachable past
+        `kafka_timeout` or refuses a batch for good."""
+        from confluent_kafka import KafkaException, Producer
 
-        resume = find_resume(self.client_config, self.topic, self.cluster_id)
+        try:
+            resume = self.retry.call("reading where to resume", find_resume,
+                                     self.client_config, self.topic, self.cluster_id,
+                                     timeout=attempt_timeout(self.kafka_timeout))
+        except ShipStopped:
+            return
         tail = LogTail(self.log_dir, resume)
         log.info("cluster %s: %s", self.cluster_id,
                  f"resuming at offset {resume.next_offset} ({resume.file} byte {resume.position})"
                  if resume else "first run: shipping the log from its start")
-        producer = Producer({**self.client_config, "enable.idempotence": True, "acks": "all",
-                             "linger.ms": 20, "message.max.bytes": MAX_MESSAGE_BYTES + (1 << 20),
-                             "partitioner": "murmur2_random",  # the Java client's: same partition
-                             "queue.buffering.max.kbytes": self.max_in_flight_bytes >> 10})
+        # An idempotent producer retries a batch itself (no doubling, no reordering) while
+        # its partition has no leader or the brokers are down, until message.timeout.ms:
+        # the same bound as the other calls.
+        try:
+            producer = Producer({**self.client_config, "enable.idempotence": True, "acks": "all",
+                                 "linger.ms": 20, "message.max.bytes": MAX_MESSAGE_BYTES + (1 << 20),
+                                 "partitioner": "murmur2_random",  # the Java client's: same partition
+                                 "queue.buffering.max.kbytes": self.max_in_flight_bytes >> 10,
+                                 "message.timeout.ms": int(self.kafka_timeout * 1000),
+                                 "error_cb": self._client_error})
+        except KafkaException as exc:
+            raise ConfigError(exc.args[0].str()) from None
         acked = {"next_offset": tail.next_offset}
         self.metrics.next_offset.set(tail.next_offset)
         key = self.cluster_id.encode()
@@ -164,7 +272,11 @@ class Shipper:
         def delivered(err, msg, shipment: Shipment):
             if err is not None:
                 self.metrics.errors.labels(cluster=self.cluster_id, kind="delivery").inc()
-                self._failed = f"Kafka refused the batch at {shipment.file} byte {shipment.position}: {err}"
+                if self._failed is None:
+                    self._failed = (f"the batch at {shipment.file} byte {shipment.position} was not "
+                                    f"acknowledged: {err.str()} ({err.name()})"
+                                    + (f" within --kafka-timeout {self.kafka_timeout:g} s"
+                                       if err.name() == "_MSG_TIMED_OUT" else ""))
                 self._stop.set()
                 return
             acked["next_offset"] = shipment.next_offset
@@ -173,23 +285,54 @@ class Shipper:
             self.metrics.bytes.inc(len(shipment.value))
             self.metrics.last_shipped.set(time.time())
 
+        pending: deque[Shipment] = deque()  # read from the log, not yet handed to the producer
         try:
             while not self._stop.is_set():
-                shipments = tail.poll(max_bytes=self.max_in_flight_bytes // 4)
-                for s in shipments:
+                if not pending:  # memory stays bounded: the tail is read only when all went out
+                    pending.extend(tail.poll(max_bytes=self.max_in_flight_bytes // 4))
+                handed = 0
+                while pending:
+                    s = pending[0]
+                    try:
+                        producer.produce(self.topic, key=key, value=s.value, headers=s.headers(),
+                                         on_delivery=lambda err, msg, s=s: delivered(err, msg, s))
+                    except BufferError:
+                        break  # the producer's queue is full (Kafka slow or down): later
+                    except KafkaException as exc:
+                        err = exc.args[0]
+                        raise ShipError(f"the batch at {s.file} byte {s.position} cannot be "
+                                        f"produced: {err.str()} ({err.name()})") from None
                     if s.records == 0:
                         self.metrics.errors.labels(cluster=self.cluster_id, kind="bad_bytes").inc()
-                    producer.produce(self.topic, key=key, value=s.value, headers=s.headers(),
-                                     on_delivery=lambda err, msg, s=s: delivered(err, msg, s))
+                    pending.popleft()
+                    handed += 1
                     producer.poll(0)
                 end = tail.log_end_offset()
                 self.metrics.log_end_offset.set(end)
                 self.metrics.lag_records.set(max(end - acked["next_offset"], 0))
-                producer.poll(self.poll_interval if not shipments else 0)
+                producer.poll(self.poll_interval if not handed else 0)
         finally:
-            producer.flush(30)
+            left = producer.flush(FLUSH_ON_STOP_S if self._failed is None else 0)
+            if left and self._failed is None:
+                log.warning("%d messages not acknowledged within %g s: the next start ships them "
+                            "again (the job skips what it already has)", left, FLUSH_ON_STOP_S)
         if self._failed:
             raise ShipError(self._failed)
+
+    def _client_error(self, err) -> None:
+        """librdkafka's client-level errors: all brokers down is waited out (its produce
+        retries, within message.timeout.ms); a fatal one ends the shipper."""
+        self.metrics.errors.labels(cluster=self.cluster_id, kind="client").inc()
+        if err.fatal():
+            if self._failed is None:
+                self._failed = f"the Kafka producer failed: {err.str()} ({err.name()})"
+            self._stop.set()
+        else:
+            now = time.monotonic()
+            if err.name() != self._said[0] or now - self._said[1] > 30:  # not per reconnection
+                log.warning("kafka: %s (%s); retrying (at most --kafka-timeout %g s)", err.str(),
+                            err.name(), self.kafka_timeout)
+                self._said = (err.name(), now)
 
 
 def install_signal_handlers(shipper: Shipper) -> None:

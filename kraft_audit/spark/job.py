@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -184,7 +185,17 @@ def build_query(spark, cfg: Config, writer: BatchWriter, available_now: bool | N
               .option("checkpointLocation", cfg.checkpoint).foreachBatch(writer))
     once = cfg.trigger.available_now if available_now is None else available_now
     return stream.trigger(availableNow=True) if once else stream.trigger(
-        processingTime=cfg.trigger.interval)
+        processingTime=spark_interval(cfg.trigger.interval))
+
+
+_UNITS = {"ms": "milliseconds", "s": "seconds", "m": "minutes"}
+
+
+def spark_interval(text: str) -> str:
+    """`trigger.interval` as Spark parses it: it takes no short unit ('500 ms' -> '500
+    milliseconds'); the configuration accepts both."""
+    number, unit = re.match(r"\s*([\d.]+)\s*(\w+)", text).groups()
+    return f"{number} {_UNITS.get(unit, unit)}"
 
 
 def start_metrics(cfg: Config):
@@ -254,15 +265,16 @@ class AuditJob:
         Returns False if the query failed.
 
         A first SIGINT or SIGTERM stops the query at a micro-batch boundary:
-        the loop lets the running micro-batch finish (its Delta writes and its
-        commit to the checkpoint) before calling query.stop(), which would
-        otherwise cancel the batch's jobs mid-way. `stopped_by` then holds the
+        no new micro-batch is triggered from then on, and the one running
+        finishes (its Delta writes and its commit to the checkpoint) before the
+        query ends (`end_after_running_batch`). `stopped_by` then holds the
         signal. A second signal while stopping exits at once (128 + signal);
         the batch it cuts short is replayed by the next run."""
         query = self.start(available_now)
         stop = threading.Event()
 
         def _stop(signum, _frame):
+            # Only a flag here: the main thread may be inside a py4j call.
             if stop.is_set():
                 name = signal.Signals(signum).name
                 print(f"kraft-audit: {name} again while stopping: exiting now (the checkpoint "
@@ -278,18 +290,13 @@ class AuditJob:
                 previous[sig] = signal.signal(sig, _stop)
         try:
             deadline = None if timeout_s is None else time.monotonic() + timeout_s
-            while query.isActive and not stop.is_set():
+            # A Python wait (not a py4j one) so that a signal is acted on at once.
+            while not stop.wait(0.5) and _still_running(query):
                 if deadline is not None and time.monotonic() > deadline:
                     break
-                try:
-                    query.awaitTermination(0.5)
-                except Exception as exc:  # the query failed: reported through query.exception()
-                    log.error("streaming query failed: %s", str(exc).splitlines()[0])
-                    break
             if stop.is_set():
-                _await_batch_boundary(query)
-            if query.isActive:
-                query.stop()
+                end_after_running_batch(query)
+            query.stop()  # (nothing left to stop once the loop has ended)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -298,8 +305,9 @@ class AuditJob:
     def stop(self, wait_s: float | None = None) -> None:
         """Stop a query `start()` began, at a micro-batch boundary (waiting at most `wait_s`
         for the running one), and close /metrics."""
-        if self.query is not None and self.query.isActive:
-            _await_batch_boundary(self.query, timeout_s=wait_s)
+        if self.query is not None:
+            if self.query.isActive:
+                end_after_running_batch(self.query, timeout_s=wait_s)
             self.query.stop()
         self.close()
 
@@ -310,13 +318,71 @@ class AuditJob:
             self.metrics_port = None
 
 
+def _still_running(query) -> bool:
+    """The query is active and has not failed (a failure is logged; query.exception() has it)."""
+    try:
+        return not query.awaitTermination(0.001) and query.isActive
+    except Exception as exc:  # noqa: BLE001 - the query failed
+        log.error("streaming query failed: %s", str(exc).splitlines()[0])
+        return False
+
+
+def end_after_running_batch(query, timeout_s: float | None = None) -> None:
+    """Trigger no new micro-batch and let the running one finish and commit.
+
+    Spark has no public graceful stop: query.stop() interrupts the running batch
+    (replayed on restart, since the writes are exactly once, but it is work
+    lost), and waiting for a moment between two batches fails when they run
+    back to back (a backlog): a new one starts at once. Spark's own trigger
+    loop ends when the query's state leaves ACTIVE; AvailableNow sets it to
+    TERMINATED from inside that loop, and query.stop() sets it before it
+    interrupts. Setting it alone is the graceful half of stop(): the running
+    batch goes on to its commit and no next one starts. A batch still being
+    planned is dropped by Spark's own check after planning, before it runs or
+    writes anything (its offsets are replayed by the next run); an idle query
+    ends at its next trigger time. So the stop takes at most the rest of one
+    micro-batch, or of one trigger interval. Where the state cannot be reached
+    (another Spark), it falls back to waiting for a moment between batches.
+    `timeout_s`: give up waiting after it (the caller's query.stop() then cuts
+    the batch)."""
+    thread = _leave_active(query)
+    if thread is None:
+        _await_batch_boundary(query, timeout_s=timeout_s)
+        return
+    # (query.awaitTermination answers at once: it reads the state just set)
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while thread.isAlive() and (deadline is None or time.monotonic() < deadline):
+        thread.join(500)
+
+
+def _leave_active(query):
+    """Set the query's state from ACTIVE to TERMINATED without interrupting it: its
+    execution thread (a py4j handle), or None when that cannot be done."""
+    try:
+        execution = query._jsq.streamingQuery()
+        state = execution.state()
+        active = state.get()
+        name = active.getClass().getName()
+        if not name.endswith("ACTIVE$"):
+            return None
+        from pyspark import SparkContext
+
+        terminated = SparkContext._jvm.java.lang.Class.forName(name[:-len("ACTIVE$")] + "TERMINATED$") \
+            .getField("MODULE$").get(None)
+        thread = execution.queryExecutionThread()
+        return thread if state.compareAndSet(active, terminated) else None
+    except Exception as exc:  # noqa: BLE001 - a Spark whose internals differ
+        log.warning("cannot end the trigger loop gracefully (%s): waiting for a moment "
+                    "between micro-batches", str(exc).splitlines()[0])
+        return None
+
+
 def _await_batch_boundary(query, poll_s: float = 0.1, timeout_s: float | None = None) -> None:
     """Wait until no trigger is running (the micro-batch in flight has written
-    its tables and committed). query.stop() cancels a running batch's Spark
-    jobs; that batch would be replayed on restart (the writes are exactly
-    once), but stopping between batches leaves nothing to replay. A trigger
-    that starts in the instant between this check and stop() is cancelled and
-    replayed, which is safe for the same reason. `timeout_s`: give up waiting after it."""
+    its tables and committed): the fallback of `end_after_running_batch`. A
+    trigger that starts in the instant between this check and stop() is
+    cancelled and replayed, which is safe (the writes are exactly once).
+    `timeout_s`: give up waiting after it."""
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     while query.isActive and (deadline is None or time.monotonic() < deadline):
         try:

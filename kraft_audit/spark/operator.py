@@ -391,7 +391,14 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
         applied = out.applied + len(dropped_noops) - noop_duplicates
         duplicates = out.duplicates + noop_duplicates
     else:  # the core's counts include the copies of shared records: count the bucket's own
-        duplicates = sum(1 for e in owned_records if 0 <= e.offset <= last_applied_before)
+        # (a record seen before this call, or a second copy within it: a batch shipped twice)
+        seen: set[int] = set()
+        duplicates = 0
+        for e in owned_records:
+            if 0 <= e.offset <= last_applied_before or e.offset in seen:
+                duplicates += 1
+            elif e.offset >= 0:
+                seen.add(e.offset)
         applied = len(owned_records) - duplicates - quarantined
     offsets = [e.offset for e in owned_records if e.offset >= 0] + dropped_noops
     rows.append((T_GAUGES, BucketGauges.of(auditor.gauges(cluster_id), bucket)))

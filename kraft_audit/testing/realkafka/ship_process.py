@@ -21,24 +21,69 @@ def create_topic(cluster: KafkaCluster, topic: str = TOPIC) -> None:
                                configs={"min.insync.replicas": "1", "max.message.bytes": str(9 << 20)})
 
 
+def key_partition(key: bytes, partitions: int) -> int:
+    """The partition Kafka's default partitioner (and the shipper's murmur2_random) gives
+    a keyed message: murmur2 of the key, made positive, modulo the partitions."""
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+def murmur2(key: bytes) -> int:
+    """Kafka's Utils.murmur2, as an unsigned 32-bit number."""
+    m, seed = 0x5bd1e995, 0x9747b28c
+    length = len(key)
+    h = (seed ^ length) & 0xFFFFFFFF
+    for i in range(0, length - length % 4, 4):
+        k = int.from_bytes(key[i:i + 4], "little")
+        k = (k * m) & 0xFFFFFFFF
+        k ^= k >> 24
+        k = (k * m) & 0xFFFFFFFF
+        h = ((h * m) & 0xFFFFFFFF) ^ k
+    tail = key[length - length % 4:]
+    if len(tail) == 3:
+        h ^= tail[2] << 16
+    if len(tail) >= 2:
+        h ^= tail[1] << 8
+    if tail:
+        h ^= tail[0]
+        h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 15
+    return h
+
+
 class ShipProcess:
-    def __init__(self, cluster: KafkaCluster, logs: Path, topic: str = TOPIC):
+    def __init__(self, cluster: KafkaCluster, logs: Path, topic: str = TOPIC,
+                 kafka_timeout: float | None = None):
         self.cluster, self.logs, self.topic = cluster, logs, topic
+        self.kafka_timeout = kafka_timeout
         self.proc: subprocess.Popen | None = None
         self.starts = 0
         self.port = 0
 
-    def start(self) -> None:
+    def start(self, bootstrap: str | None = None) -> None:
+        """Start it and wait for its /metrics (served before it reads where to resume).
+        `bootstrap`: the brokers to name (default: those not paused)."""
         self.port = free_port()
         self.starts += 1
         self.logs.mkdir(parents=True, exist_ok=True)
+        timeout = [] if self.kafka_timeout is None else ["--kafka-timeout", str(self.kafka_timeout)]
         self.proc = subprocess.Popen(
             [str(Path(sys.executable).parent / "kraft-audit"), "ship",
              "--log-dir", str(self.cluster.metadata_log_dir), "--bootstrap-servers",
-             self.cluster.bootstrap, "--topic", self.topic, "--metrics-port", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=(self.logs / f"ship-{self.starts}.log").open("w"))
+             bootstrap or self.cluster.bootstrap, "--topic", self.topic, "--metrics-port",
+             str(self.port), *timeout],
+            stdout=subprocess.DEVNULL, stderr=self.log_path.open("w"))
         wait_until("the shipper's /metrics", lambda: self.metric("kraft_audit_ship_next_offset") is not None,
                    60)
+
+    @property
+    def log_path(self) -> Path:
+        """This start's stderr."""
+        return self.logs / f"ship-{self.starts}.log"
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def metric(self, name: str) -> float | None:
         try:

@@ -146,3 +146,41 @@ def test_a_log_that_starts_mid_history_is_judged_only_where_it_can_be(tmp_path, 
     assert report["records"]["applied"] + len(unknown) == 4929 - start  # counts balance
     run_check(later, "--cluster-id", "c")
     assert f"partial log: it starts at offset {start} without a snapshot" in capsys.readouterr().out
+
+
+def many_topics_offline(tmp_path, topics: int):
+    lines = [payload("REGISTER_BROKER_RECORD", {"brokerId": 1, "brokerEpoch": 1,
+                                                "incarnationId": "AAAAAAAAAAAAAAAAAAAAAQ", "fenced": False})]
+    for i in range(topics):
+        tid = f"T{i:03d}" + "A" * 18
+        lines.append(payload("TOPIC_RECORD", {"name": f"topic-with-a-long-name-{i:03d}", "topicId": tid}))
+        lines.append(payload("PARTITION_RECORD", {"partitionId": 0, "topicId": tid, "replicas": [1], "isr": [1],
+                                                  "leader": -1, "leaderEpoch": 0, "partitionEpoch": 0}))
+    path = tmp_path / f"offline-{topics}.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_group_line_names_a_few_topics_and_counts_the_rest(tmp_path, capsys):
+    path = many_topics_offline(tmp_path, 63)
+    assert run_check(path) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  leaderless x63"))
+    assert f", and {63 - check.NAMED} more; oldest " in line
+    assert len(line) < 400 and line.count("topic-with-a-long-name-") == check.NAMED
+    run_check(path, "--all")
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  leaderless x63"))
+    assert line.count("topic-with-a-long-name-") == 63 and "more" not in line
+    run_check(path, "--json")
+    assert len(json.loads(capsys.readouterr().out)["open_conditions"]) == 63
+
+
+def test_one_is_singular(tmp_path, dump_file, capsys):
+    run_check(many_topics_offline(tmp_path, 1))
+    out = capsys.readouterr().out
+    assert "1 partition offline at the end of the log" in out and "1 partitions" not in out
+    text = dump_file.read_text().replace('"isr": [2]}', '"isr": [2], "leader": 1}')  # one finding
+    dump_file.write_text(text)
+    run_check(dump_file)
+    out = capsys.readouterr().out
+    assert "verdict: 1 finding; none offline" in out
+    assert "1 records" not in out and "1 findings" not in out and "1 duplicates" not in out

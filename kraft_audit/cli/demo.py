@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kraft_audit.cli.main import EXIT_OK, RunFailed, UsageError
+from kraft_audit.cli.views import plural
 
 if TYPE_CHECKING:
     from kraft_audit.config import Config
@@ -102,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     ok = job.run(available_now=True)
     if not ok:
         raise RunFailed(f"the streaming query failed: {job.query.exception()}")
-    print(f"   {job.writer.batches} micro-batches in {time.monotonic() - started:.1f} s")
+    print(f"   {plural(job.writer.batches, 'micro-batch', 'micro-batches')} in "
+          f"{time.monotonic() - started:.1f} s")
     print(f"   {balance_line(job.writer.counts)}")
     found_all = _report(cfg, result, metrics_url)
     if args.serve > 0:

@@ -22,7 +22,7 @@ from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.main import UsageError
 from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_line, min_isr_setting
 from kraft_audit.cli.views import (NOTHING, SnapshotPlaces, absolute_offsets, ids, iso_utc,
-                                   leader_text, parse_iso_utc, print_table as print_columns)
+                                   leader_text, parse_iso_utc, plural, print_table as print_columns)
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.replay import ClusterState, CoreSettings, ReplayError
 from kraft_audit.core.replay.state import UNKNOWN_BEFORE_HISTORY
@@ -139,8 +139,8 @@ def replay(path: Path, cluster_id: str | None, at_offset: int | None,
     _require_applied(path, tally, applied, at_offset)
     if state.history_from is not None:
         print(f"# partial log: it starts at offset {state.history_from} without a snapshot; "
-              f"{unknown} records about brokers, topics and partitions created before it were "
-              "skipped (unknown, not wrong)", file=sys.stderr)
+              f"{plural(unknown, 'record')} about brokers, topics and partitions created before it "
+              f"{'was' if unknown == 1 else 'were'} skipped (unknown, not wrong)", file=sys.stderr)
     return state
 
 

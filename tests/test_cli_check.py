@@ -59,13 +59,16 @@ def test_real_log_with_its_broker_stopped_is_offline_and_says_so(capsys):
 def test_min_isr_from_a_flag_or_server_properties(tmp_path, capsys):
     log = REAL_FIXTURES / "Niloufar1171__LDI-POC"
     run_check(log, "--json")
-    assert json.loads(capsys.readouterr().out)["min_isr"] == {"value": 1, "source": "assumed"}
+    assert json.loads(capsys.readouterr().out)["min_isr"] == {"value": 1, "source": "assumed", "given": None,
+                                                              "given_by": None}
     props = tmp_path / "server.properties"
     props.write_text("process.roles=broker,controller\n# min.insync.replicas=3\nmin.insync.replicas = 2\n")
     run_check(log, "--json", "--server-properties", props)
-    assert json.loads(capsys.readouterr().out)["min_isr"] == {"value": 2, "source": "setting"}
+    assert json.loads(capsys.readouterr().out)["min_isr"] == {
+        "value": 2, "source": "setting", "given": 2, "given_by": f"min.insync.replicas in {props}"}
     run_check(log, "--json", "--server-properties", props, "--min-insync-replicas", "3")
-    assert json.loads(capsys.readouterr().out)["min_isr"] == {"value": 3, "source": "setting"}
+    assert json.loads(capsys.readouterr().out)["min_isr"] == {
+        "value": 3, "source": "setting", "given": 3, "given_by": f"--min-insync-replicas, over {props}'s 2"}
 
 
 def test_dump_log_file_with_a_finding_as_json(dump_file, capsys):
@@ -184,3 +187,29 @@ def test_one_is_singular(tmp_path, dump_file, capsys):
     out = capsys.readouterr().out
     assert "verdict: 1 finding; none offline" in out
     assert "1 records" not in out and "1 findings" not in out and "1 duplicates" not in out
+
+
+def test_min_isr_says_which_source_gave_it_and_when_the_log_overrides_a_flag(tmp_path, dump_file, capsys):
+    log = REAL_FIXTURES / "Niloufar1171__LDI-POC"
+    props = tmp_path / "server.properties"
+    props.write_text("min.insync.replicas=2\n")
+
+    def line(path, *argv) -> str:
+        run_check(path, *argv)
+        return next(x for x in capsys.readouterr().out.splitlines() if x.startswith("min ISR"))
+
+    assert line(log, "--min-insync-replicas", 3) == "min ISR 3 (from --min-insync-replicas)"
+    assert line(log, "--server-properties", props) == f"min ISR 2 (from min.insync.replicas in {props})"
+    assert line(log, "--server-properties", props, "--min-insync-replicas", 3) == \
+        f"min ISR 3 (from --min-insync-replicas, over {props}'s 2)"
+    # a cluster-level config record in the log is Kafka's own value: it wins, and says so
+    cluster_config = payload("CONFIG_RECORD", {"resourceType": 4, "resourceName": "",
+                                               "name": "min.insync.replicas", "value": "2"})
+    dump_file.write_text(cluster_config + "\n" + dump_file.read_text())
+    assert line(dump_file) == "min ISR 2 (the log's cluster config record)"
+    assert line(dump_file, "--min-insync-replicas", 3) == (
+        "min ISR 2 (the log's cluster config record); --min-insync-replicas gave 3, overridden: "
+        "a config record in the log is Kafka's own value for the cluster")
+    run_check(dump_file, "--json", "--min-insync-replicas", 3)
+    assert json.loads(capsys.readouterr().out)["min_isr"] == {
+        "value": 2, "source": "log", "given": 3, "given_by": "--min-insync-replicas"}

@@ -26,7 +26,7 @@ from kraft_audit.core.audit import Auditor
 from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.views import iso_or_dash as iso, plural, since
 from kraft_audit.cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
-from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_line, min_isr_setting
+from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_given, min_isr_line, min_isr_setting
 from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs
 from kraft_audit.core.codec.logdir import metadata_dir, read_meta_properties
 from kraft_audit.core.events import MetadataEvent
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if auditor.last_offset < 0:  # no record of the log found its place in it
         raise UsageError(f"no record of {args.path} could be applied: all {tally.records} rejected "
                          f"(first: {out.quarantined[0].reason if out.quarantined else '-'})")
-    report = build_report(auditor, out, args.cluster_id, first[0] if first else None)
+    report = build_report(auditor, out, args.cluster_id, first[0] if first else None, min_isr_given(args))
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -87,7 +87,8 @@ def _noting_first(events, first: list):
         yield event
 
 
-def build_report(auditor: Auditor, out, cluster_id: str | None, first) -> dict:
+def build_report(auditor: Auditor, out, cluster_id: str | None, first,
+                 given: tuple[int | None, str | None] = (None, None)) -> dict:
     cluster_id = auditor.cluster_id or cluster_id or ""
     gauges = auditor.gauges(cluster_id)
     brokers = sorted(auditor.state.brokers.values(), key=lambda b: b.broker_id)
@@ -100,7 +101,9 @@ def build_report(auditor: Auditor, out, cluster_id: str | None, first) -> dict:
                     "last_timestamp_ms": gauges.last_timestamp_ms},
         # the offset a log that starts mid-history (no snapshot) starts at; None: whole
         "partial_from_offset": auditor.state.history_from,
-        "min_isr": {"value": gauges.min_insync_replicas, "source": gauges.min_isr_source},
+        "min_isr": {"value": gauges.min_insync_replicas, "source": gauges.min_isr_source,
+                    # what the flags gave (a config record in the log overrides it)
+                    "given": given[0], "given_by": given[1]},
         "offline_partitions": gauges.leaderless,
         "findings": [asdict(v) for v in out.violations],
         # open until the newest record: the log's time, as `query` measures it
@@ -137,7 +140,8 @@ def print_report(report: dict, every: bool = False) -> None:
     if report["partial_from_offset"] is not None:
         print(f"partial log: it starts at offset {report['partial_from_offset']} without a snapshot; "
               "brokers, topics and partitions created before that are unknown, not findings")
-    print(min_isr_line(report["min_isr"]["value"], report["min_isr"]["source"]))
+    m = report["min_isr"]
+    print(min_isr_line(m["value"], m["source"], m.get("given"), m.get("given_by")))
     findings, offline = report["findings"], report["offline_partitions"]
     verdict = [plural(len(findings), "finding") if findings else "no rule broken",
                f"{plural(offline, 'partition')} offline at the end of the log" if offline else "none offline"]

@@ -48,4 +48,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from kraft_audit.cli.main import leave
+
+    leave(main())  # the documented code, not delta-rs's abort at interpreter exit (cli/main.py)

@@ -62,6 +62,13 @@ def under_min_isr(tables_root: str, since: Since | None = None, cluster: str | N
     return ask(tables_root, sql.UNDER_MIN_ISR, since, cluster=cluster)
 
 
+def offline(tables_root: str, since: Since | None = None, cluster: str | None = None) -> list[dict]:
+    """Intervals partitions spent offline (leaderless) that overlap the window from
+    `since` to the newest record: those still offline first, then the longest."""
+    _clusters(tables_root, cluster)
+    return ask(tables_root, sql.OFFLINE, since, cluster=cluster)
+
+
 def unclean_elections(tables_root: str, since: Since | None = None, cluster: str | None = None) -> list[dict]:
     """Every unclean leader election (`rules.elections.is_unclean_election`: the
     partition turned from RECOVERED into RECOVERING), newest first, with the

@@ -91,7 +91,8 @@ class OutputRows:
                  duration_seconds: float = 0.5, lag_seconds: float = 0.0) -> dict:
         newest = max_offset if newest_offset is None else newest_offset
         return dict(batch_id=batch_id, started_ms=T0_MS, records=records, applied=records,
-                    duplicates=0, quarantined=quarantined, violations=violations,
+                    duplicates=0, quarantined=quarantined, side_inputs=0, unreadable=quarantined,
+                    held=0, violations=violations,
                     duration_seconds=duration_seconds, process_seconds=duration_seconds / 2,
                     write_seconds=None,
                     clusters=[dict(cluster_id=self.cluster, records=records,

@@ -59,13 +59,16 @@ def test_real_log_with_its_broker_stopped_is_offline_and_says_so(capsys):
 def test_min_isr_from_a_flag_or_server_properties(tmp_path, capsys):
     log = REAL_FIXTURES / "Niloufar1171__LDI-POC"
     run_check(log, "--json")
-    assert json.loads(capsys.readouterr().out)["min_isr"] == {"value": 1, "source": "assumed"}
+    assert json.loads(capsys.readouterr().out)["min_isr"] == {"value": 1, "source": "assumed", "given": None,
+                                                              "given_by": None}
     props = tmp_path / "server.properties"
     props.write_text("process.roles=broker,controller\n# min.insync.replicas=3\nmin.insync.replicas = 2\n")
     run_check(log, "--json", "--server-properties", props)
-    assert json.loads(capsys.readouterr().out)["min_isr"] == {"value": 2, "source": "setting"}
+    assert json.loads(capsys.readouterr().out)["min_isr"] == {
+        "value": 2, "source": "setting", "given": 2, "given_by": f"min.insync.replicas in {props}"}
     run_check(log, "--json", "--server-properties", props, "--min-insync-replicas", "3")
-    assert json.loads(capsys.readouterr().out)["min_isr"] == {"value": 3, "source": "setting"}
+    assert json.loads(capsys.readouterr().out)["min_isr"] == {
+        "value": 3, "source": "setting", "given": 3, "given_by": f"--min-insync-replicas, over {props}'s 2"}
 
 
 def test_dump_log_file_with_a_finding_as_json(dump_file, capsys):
@@ -146,3 +149,67 @@ def test_a_log_that_starts_mid_history_is_judged_only_where_it_can_be(tmp_path, 
     assert report["records"]["applied"] + len(unknown) == 4929 - start  # counts balance
     run_check(later, "--cluster-id", "c")
     assert f"partial log: it starts at offset {start} without a snapshot" in capsys.readouterr().out
+
+
+def many_topics_offline(tmp_path, topics: int):
+    lines = [payload("REGISTER_BROKER_RECORD", {"brokerId": 1, "brokerEpoch": 1,
+                                                "incarnationId": "AAAAAAAAAAAAAAAAAAAAAQ", "fenced": False})]
+    for i in range(topics):
+        tid = f"T{i:03d}" + "A" * 18
+        lines.append(payload("TOPIC_RECORD", {"name": f"topic-with-a-long-name-{i:03d}", "topicId": tid}))
+        lines.append(payload("PARTITION_RECORD", {"partitionId": 0, "topicId": tid, "replicas": [1], "isr": [1],
+                                                  "leader": -1, "leaderEpoch": 0, "partitionEpoch": 0}))
+    path = tmp_path / f"offline-{topics}.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_group_line_names_a_few_topics_and_counts_the_rest(tmp_path, capsys):
+    path = many_topics_offline(tmp_path, 63)
+    assert run_check(path) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  leaderless x63"))
+    assert f", and {63 - check.NAMED} more; oldest " in line
+    assert len(line) < 400 and line.count("topic-with-a-long-name-") == check.NAMED
+    run_check(path, "--all")
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  leaderless x63"))
+    assert line.count("topic-with-a-long-name-") == 63 and "more" not in line
+    run_check(path, "--json")
+    assert len(json.loads(capsys.readouterr().out)["open_conditions"]) == 63
+
+
+def test_one_is_singular(tmp_path, dump_file, capsys):
+    run_check(many_topics_offline(tmp_path, 1))
+    out = capsys.readouterr().out
+    assert "1 partition offline at the end of the log" in out and "1 partitions" not in out
+    text = dump_file.read_text().replace('"isr": [2]}', '"isr": [2], "leader": 1}')  # one finding
+    dump_file.write_text(text)
+    run_check(dump_file)
+    out = capsys.readouterr().out
+    assert "verdict: 1 finding; none offline" in out
+    assert "1 records" not in out and "1 findings" not in out and "1 duplicates" not in out
+
+
+def test_min_isr_says_which_source_gave_it_and_when_the_log_overrides_a_flag(tmp_path, dump_file, capsys):
+    log = REAL_FIXTURES / "Niloufar1171__LDI-POC"
+    props = tmp_path / "server.properties"
+    props.write_text("min.insync.replicas=2\n")
+
+    def line(path, *argv) -> str:
+        run_check(path, *argv)
+        return next(x for x in capsys.readouterr().out.splitlines() if x.startswith("min ISR"))
+
+    assert line(log, "--min-insync-replicas", 3) == "min ISR 3 (from --min-insync-replicas)"
+    assert line(log, "--server-properties", props) == f"min ISR 2 (from min.insync.replicas in {props})"
+    assert line(log, "--server-properties", props, "--min-insync-replicas", 3) == \
+        f"min ISR 3 (from --min-insync-replicas, over {props}'s 2)"
+    # a cluster-level config record in the log is Kafka's own value: it wins, and says so
+    cluster_config = payload("CONFIG_RECORD", {"resourceType": 4, "resourceName": "",
+                                               "name": "min.insync.replicas", "value": "2"})
+    dump_file.write_text(cluster_config + "\n" + dump_file.read_text())
+    assert line(dump_file) == "min ISR 2 (the log's cluster config record)"
+    assert line(dump_file, "--min-insync-replicas", 3) == (
+        "min ISR 2 (the log's cluster config record); --min-insync-replicas gave 3, overridden: "
+        "a config record in the log is Kafka's own value for the cluster")
+    run_check(dump_file, "--json", "--min-insync-replicas", 3)
+    assert json.loads(capsys.readouterr().out)["min_isr"] == {
+        "value": 2, "source": "log", "given": 3, "given_by": "--min-insync-replicas"}

@@ -295,7 +295,7 @@ def test_the_min_isr_it_used_is_said(tmp_path, capsys):
     assert "min ISR unknown (assumed 1)" in capsys.readouterr().err
     run_describe(FIXTURE, "--topic", "__consumer_offsets", "--min-insync-replicas", "2")
     captured = capsys.readouterr()
-    assert "min ISR 2 (given to the auditor)" in captured.err
+    assert "min ISR 2 (from --min-insync-replicas)" in captured.err
     assert "EffectiveMinIsr: 1" in captured.out  # replication factor 1 caps it
 
 

@@ -166,3 +166,56 @@ def test_a_topic_partitions_log_dir_is_said_not_to_be_a_metadata_log(capsys, tmp
         assert code == 2 and err.count("\n") == 1
         assert f"{orders} is not a KRaft metadata log (orders-0 looks like a topic partition's log dir)" in err
     assert not (tmp_path / "ck").exists() and not (tmp_path / "tables").exists()
+
+
+def through_the_script(*argv, timeout=300):
+    """A command as the `kraft-audit` script runs it (cli.main.entry), in a process of its
+    own with an atexit handler: the handler must not run (the script leaves by os._exit,
+    never reaching the interpreter teardown in which delta-rs may abort with SIGABRT)."""
+    import subprocess
+    import sys
+
+    code = ("import atexit, sys; atexit.register(lambda: print('TEARDOWN', flush=True)); "
+            f"sys.argv = ['kraft-audit', *{[str(a) for a in argv]!r}]; "
+            "from kraft_audit.cli.main import entry; entry()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    assert "TEARDOWN" not in done.stdout and "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_the_script_is_cli_main_entry():
+    import importlib.metadata
+
+    scripts = {e.name: e.value for e in importlib.metadata.entry_points(group="console_scripts")}
+    assert scripts["kraft-audit"] == "kraft_audit.cli.main:entry"
+
+
+def test_the_script_keeps_the_documented_codes_without_a_teardown(clean_log, faulty_log, tmp_path):
+    assert through_the_script("check", clean_log)[0] == EXIT_OK
+    assert through_the_script("check", faulty_log)[0] == EXIT_FINDINGS
+    assert through_the_script("check", tmp_path / "missing")[0] == EXIT_USAGE
+    assert through_the_script("check")[0] == EXIT_USAGE  # argparse
+    assert through_the_script("--version")[0] == EXIT_OK
+
+
+@pytest.mark.spark
+def test_commands_that_use_deltalake_exit_with_the_documented_codes(faulty_log, tmp_path):
+    """run, query and timeline read or write Delta tables through delta-rs: each exits
+    with its documented code through the script, however delta-rs leaves at exit."""
+    tables = tmp_path / "tables"
+    code, out, err = through_the_script(
+        "run", "--once", "--log-dir", faulty_log, "--checkpoint", tmp_path / "ck", "--tables", tables,
+        "--no-metrics", "--set", "audit.buckets=1")
+    assert code == EXIT_OK, err
+    assert "micro-batches this run: 1" in out and " applied + " in out
+    code, out, _ = through_the_script("query", tables, "violations", "--json")
+    assert code == EXIT_OK and out.strip()
+    assert through_the_script("query", tables, "offline", "--cluster", "nope")[0] == EXIT_USAGE
+    assert through_the_script("timeline", "--tables", tables, "--topic", "orders", "--partition", 0,
+                              "--out", tmp_path / "t.svg")[0] == EXIT_OK
+    assert (tmp_path / "t.svg").stat().st_size > 0
+    assert through_the_script("timeline", "--tables", tables, "--topic", "nope", "--partition", 0,
+                              "--out", tmp_path / "u.svg")[0] == EXIT_USAGE
+    # a second run finds nothing new and still exits 0
+    assert through_the_script("run", "--once", "--log-dir", faulty_log, "--checkpoint", tmp_path / "ck",
+                              "--tables", tables, "--no-metrics", "--set", "audit.buckets=1")[0] == EXIT_OK

@@ -147,3 +147,24 @@ def test_the_tests_kafka_versions_variable_is_not_a_configuration_key(tmp_path, 
     monkeypatch.setenv("KRAFT_AUDIT_KAFKA_VERSIONS", "4.3.1")  # its old name was taken for a key
     with pytest.raises(ConfigError, match="environment: unknown key `KRAFT_AUDIT_KAFKA_VERSIONS`"):
         load_config(overrides={"sources.log_dirs": str(tmp_path)})
+
+
+def test_no_harness_variable_is_in_the_configuration_namespace(tmp_path, monkeypatch):
+    """Every environment variable the test harness reads is outside KRAFT_AUDIT_* (which
+    `run` refuses when it names no key), so setting one where the job runs is harmless."""
+    import os
+    import re
+
+    import kraft_audit.testing as harness
+
+    root = Path(harness.__file__).parent
+    read = {m for f in [*root.rglob("*.py"), *Path(__file__).parent.glob("*.py")]
+            for m in re.findall(r"environ(?:\.get\(|\[)\s*[\"'](KRAFT_\w+)", f.read_text())}
+    assert {"KRAFT_TEST_KAFKA_CACHE", "KRAFT_TEST_KAFKA_VERSIONS"} <= read
+    assert not [n for n in read if n.startswith("KRAFT_AUDIT_")]
+    for name in [n for n in os.environ if n.startswith("KRAFT_AUDIT_")]:
+        monkeypatch.delenv(name)
+    for name in read:
+        monkeypatch.setenv(name, str(tmp_path))
+    cfg = load_config(overrides={"sources.log_dirs": str(tmp_path)})  # reads os.environ
+    assert cfg.sources.log_dirs[0].path == str(tmp_path.resolve())

@@ -261,6 +261,8 @@ def test_spark_sql_questions_answer_like_kraft_audit_query(spark, spark_run):
     for since in windows:
         asked += compare(questions_sql.under_min_isr(spark, root, since=since),
                          questions.under_min_isr(root, since=since))
+        asked += compare(questions_sql.offline(spark, root, since=since),
+                         questions.offline(root, since=since))
         asked += compare(questions_sql.unclean_elections(spark, root, since=since),
                          questions.unclean_elections(root, since=since))
         asked += compare(questions_sql.violations(spark, root, since=since),

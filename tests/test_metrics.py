@@ -267,3 +267,24 @@ def test_cluster_wide_figures_are_not_summed_over_buckets(output_rows):
     assert got[("kraft_audit_active_controller_id", (c,))] == 9
     assert got[("kraft_audit_feature_level", (c, ("feature", "metadata.version")))] == 27
     assert got[("kraft_audit_min_insync_replicas", (c, ("source", "setting")))] == 2
+
+
+def test_what_was_read_balances_on_metrics_as_in_progress(served, output_rows):
+    """records_total + side_inputs_total + unreadable_total = applied_total +
+    duplicates_total + quarantined_total, over batches, as the progress rows say."""
+    metrics, port = served
+    first = output_rows.progress(0, max_offset=99, records=100, quarantined=0)
+    first.update(side_inputs=4, unreadable=0, applied=96, duplicates=8, held=2)
+    second = output_rows.progress(1, max_offset=119, records=20, quarantined=1)
+    second.update(side_inputs=2, unreadable=1, applied=22, duplicates=0, held=0)
+    metrics.update(0, [], first)
+    assert samples(scrape(port))[("kraft_audit_held_side_inputs",)] == 2
+    metrics.update(1, [], second)
+    got = samples(scrape(port))
+    total = {name: got[(f"kraft_audit_{name}_total",)]
+             for name in ("side_inputs", "unreadable", "applied", "duplicates", "quarantined")}
+    assert total == {"side_inputs": 6, "unreadable": 1, "applied": 118, "duplicates": 8, "quarantined": 1}
+    records = got[("kraft_audit_records_total", ("cluster", "cluster-a"))]
+    assert records + total["side_inputs"] + total["unreadable"] == \
+        total["applied"] + total["duplicates"] + total["quarantined"]
+    assert got[("kraft_audit_held_side_inputs",)] == 0

@@ -45,12 +45,15 @@ def tables(tmp_path_factory, output_rows) -> str:
         },
     )
     sinks.write_batch(
-        1, {"partition_history": history[3:5], "conditions": [rows.condition(30, partition=1)]}
+        1, {"partition_history": history[3:5],
+            "conditions": [rows.condition(30, partition=1), rows.condition(35, condition="leaderless"),
+                           rows.condition(60, partition=2, condition="leaderless")]}
     )
     sinks.write_batch(
         2,
         {
             "partition_history": history[5:],
+            "conditions": [rows.condition(35, end=40, condition="leaderless")],
             "violations": [
                 rows.violation(40, rule_id="unclean-election", severity="critical"),
                 rows.violation(40, rule_id="elr-not-subset-of-replicas"),
@@ -81,6 +84,16 @@ def test_under_min_isr_since_keeps_intervals_that_overlap_the_window(tables):
         == [1]
     with pytest.raises(questions.UnknownName, match="no cluster 'another-cluster'"):
         questions.under_min_isr(tables, cluster="another-cluster")
+
+
+def test_offline_partitions_still_offline_first_then_the_longest(tables):
+    """Partition 0 had no leader from offset 35 to 40; partition 2 has none since 60."""
+    rows = [(i["partition"], i["start_offset"], i["end_offset"], i["open"], i["duration_seconds"])
+            for i in questions.offline(tables)]
+    assert rows == [(2, 60, None, True, 40.0), (0, 35, 40, False, 5.0)]
+    assert [i["partition"] for i in questions.offline(tables, since=questions.Since(at_ms=T0_MS + 50_000))] \
+        == [2]
+    assert all(i["condition"] == "leaderless" for i in questions.offline(tables))
 
 
 def test_unclean_elections_show_the_elr_just_before(tables):
@@ -177,6 +190,7 @@ def test_cli_user_mistakes(tmp_path, tables):
     [
         ["violations"],
         ["under-min-isr"],
+        ["offline"],
         ["unclean-elections"],
         ["partition", "--topic", "orders", "--partition", "0", "--at-offset", "40"],
     ],

@@ -110,12 +110,19 @@ def test_backfill_in_micro_batches_finds_every_fault_once(spark, tmp_path):
     # Every input counted once; /metrics agrees with the progress table.
     progress = sorted(table(cfg, "progress"), key=lambda p: p["batch_id"])
     records = sum(1 for e in read_log_dir(sim) if isinstance(e, MetadataEvent))
-    assert sum(p["records"] for p in progress) == records + len(side)
-    assert sum(p["quarantined"] for p in progress) == 0
+    assert sum(p["records"] for p in progress) == records
+    assert sum(p["side_inputs"] for p in progress) == len(side)
+    assert sum(p["quarantined"] + p["unreadable"] + p["duplicates"] for p in progress) == 0
+    for p in progress:  # each micro-batch balances, not only the run
+        assert p["records"] + p["side_inputs"] + p["unreadable"] == \
+            p["applied"] + p["duplicates"] + p["quarantined"], p
     assert max(c["max_offset"] for p in progress for c in p["clusters"]) == result.last_offset
     assert progress[-1]["clusters"][0]["lag_records"] == 0
     scrape = urllib.request.urlopen(f"http://127.0.0.1:{job.metrics_port}/metrics").read().decode()
-    assert f'kraft_audit_records_total{{cluster="{result.cluster_id}"}} {float(records + len(side))}' in scrape
+    assert f'kraft_audit_records_total{{cluster="{result.cluster_id}"}} {float(records)}' in scrape
+    assert f"kraft_audit_side_inputs_total {float(len(side))}" in scrape
+    assert f"kraft_audit_applied_total {float(records + len(side))}" in scrape
+    assert "kraft_audit_duplicates_total 0.0" in scrape
 
 
 def test_crash_between_sink_write_and_checkpoint_then_restart(spark, tmp_path):
@@ -176,8 +183,54 @@ def test_corrupt_bytes_and_garbage_lines_are_quarantined_and_counts_balance(spar
     side = sum(1 for _ in (sim / "registrations.jsonl").read_text().splitlines()) - 2 + \
         len(list((sim / "log-dirs").iterdir()))
     progress = table(cfg, "progress")
-    assert sum(p["records"] for p in progress) == log_records + side
+    assert sum(p["records"] for p in progress) == log_records
+    assert sum(p["side_inputs"] for p in progress) == side
+    assert sum(p["unreadable"] for p in progress) == log_bad + 2
     assert sum(p["quarantined"] for p in progress) == log_bad + 2 == len(quarantine)
+    for p in progress:
+        assert p["records"] + p["side_inputs"] + p["unreadable"] == \
+            p["applied"] + p["duplicates"] + p["quarantined"], p
+
+
+def test_a_segment_holding_batches_twice_counts_the_copies_as_duplicates(spark, tmp_path):
+    """The file input with the same batches twice in a row (NoOps among them): each copy
+    is a duplicate, per micro-batch and in total, none is applied or quarantined, and the
+    tables are those of the log without the copies."""
+    sim = tmp_path / "sim"
+    result = simulate(load_scenario("unclean-shutdown-elr"), sim, seed=3, faults=[("wrong-elr", 0)])
+    segment = sorted((sim / METADATA_DIR).glob("*.log"))[0]
+    events = [e for e in read_log_dir(sim) if isinstance(e, MetadataEvent)]
+    batches: dict[int, list] = {}
+    for e in events:
+        batches.setdefault(e.position, []).append(e)
+    starts = sorted(batches)
+    noops = [p for p in starts if all(e.type == "NO_OP_RECORD" for e in batches[p])]
+    others = [p for p in starts if p not in noops and p != starts[-1]]
+    twice = noops[:6] + noops[-2:-1] + others[5:7]
+    data = segment.read_bytes()
+    ends = dict(zip(starts, starts[1:] + [len(data)]))
+    out = bytearray()
+    for p in starts:  # a copy goes after the batch that follows it, as a restarted shipper sends
+        out += data[p:ends[p]]
+        prev = starts[starts.index(p) - 1] if p != starts[0] else None
+        if prev in twice:
+            out += data[prev:ends[prev]]
+    segment.write_bytes(bytes(out))
+    copies = sum(len(batches[p]) for p in twice)
+    assert any(batches[p][0].type == "NO_OP_RECORD" for p in twice)
+
+    cfg = config(tmp_path, sim)
+    assert AuditJob(cfg, spark=spark).run(available_now=True)
+    progress = table(cfg, "progress")
+    assert sum(p["records"] for p in progress) == len(events) + copies
+    assert sum(p["duplicates"] for p in progress) == copies
+    assert sum(p["applied"] for p in progress) == len(events) + sum(p["side_inputs"] for p in progress)
+    assert sum(p["quarantined"] for p in progress) == 0 and not table(cfg, "quarantine")
+    for p in progress:
+        assert p["records"] + p["side_inputs"] + p["unreadable"] == \
+            p["applied"] + p["duplicates"] + p["quarantined"], p
+    assert_faults_found_once(cfg, result.faults)
+    assert_state_matches_simulator(cfg, sim)
 
 
 def test_live_tailing_audits_new_records_within_a_few_triggers(spark, tmp_path):

@@ -78,15 +78,11 @@ def state_size(row) -> int:
 
 
 def assert_counts_balance(stats):
-    """Per group call: what arrived = applied + duplicates + quarantined + what bucket 0
-    newly holds back (side inputs wait for the log; other buckets hold copies only)."""
-    held_before = {}
+    """Per group call: what the bucket took in (its log records, and in bucket 0 the side
+    inputs it let go and the unreadable input) = applied + duplicates + quarantined."""
     for s in stats:
-        key = (s["cluster_id"], s["bucket"])
-        newly_held = s["held"] - held_before.get(key, 0) if s["bucket"] == 0 else 0
-        held_before[key] = s["held"]
-        assert s["records"] + s["input_quarantined"] == \
-            s["applied"] + s["duplicates"] + s["quarantined"] + newly_held, s
+        assert s["records"] + s["side_inputs"] + s["unreadable"] == \
+            s["applied"] + s["duplicates"] + s["quarantined"], s
 
 
 def test_redelivered_micro_batch_counts_as_duplicates_in_every_bucket(sim):
@@ -114,6 +110,55 @@ def test_a_batch_delivered_twice_within_a_micro_batch_counts_as_duplicates_in_ev
     assert_counts_balance(out["stats"])
     assert sum(s["duplicates"] for s in out["stats"]) == len(copied)
     assert not out["quarantine"]
+
+
+def _with_copies(log, batch_ends):
+    """The log with the batches ending at `batch_ends` delivered once more, each right
+    after the batch that follows it (a shipper restarted while its acks were pending)."""
+    out, pending = [], []
+    for e in log:
+        if pending and isinstance(e, MetadataEvent) and e.offset > pending[0].batch_last_offset + 1 \
+                and e.offset == e.batch_base_offset:
+            out.extend(pending)
+            pending = []
+        out.append(e)
+        if isinstance(e, MetadataEvent) and e.batch_last_offset in batch_ends:
+            pending.append(e)
+    return out + pending
+
+
+def test_a_batch_delivered_twice_in_one_micro_batch_is_a_duplicate_noops_included(sim):
+    _result, log, _side = sim
+    records = [e for e in log if isinstance(e, MetadataEvent)]
+    noop_ends = sorted({e.batch_last_offset for e in records if e.type == "NO_OP_RECORD"})
+    change_ends = sorted({e.batch_last_offset for e in records if e.type == "PARTITION_CHANGE_RECORD"})
+    twice = set(noop_ends[:5] + noop_ends[-1:] + change_ends[:3])  # the newest NoOp too
+    copies = [e for e in records if e.batch_last_offset in twice]
+    assert any(e.type == "NO_OP_RECORD" for e in copies) and any(e.type != "NO_OP_RECORD" for e in copies)
+    for buckets in (1, 4):
+        audit = op.OperatorConfig(buckets=buckets, timeout_ms=0)
+        out, _ = run_buckets([_with_copies(log, twice)], buckets, audit)
+        assert_counts_balance(out["stats"])
+        total = {k: sum(s[k] for s in out["stats"]) for k in ("records", "applied", "duplicates")}
+        assert total == {"records": len(records) + len(copies), "applied": len(records),
+                         "duplicates": len(copies)}, buckets
+        assert not out["quarantine"]  # a copy is no "log going backwards"
+
+
+def test_copies_split_across_micro_batches_are_duplicates(sim):
+    """The copies of the last batches of one micro-batch come at the start of the next."""
+    _result, log, _side = sim
+    records = [e for e in log if isinstance(e, MetadataEvent)]
+    cut = records[len(records) // 2].batch_last_offset
+    first = [e for e in log if e.offset <= cut]
+    again = [e for e in records if cut - 12 < e.batch_base_offset and e.offset <= cut]
+    assert any(e.type == "NO_OP_RECORD" for e in again)
+    rest = again + [e for e in log if e.offset > cut]
+    audit = op.OperatorConfig(buckets=4, timeout_ms=0)
+    out, _ = run_buckets([first, rest], 4, audit)
+    assert_counts_balance(out["stats"])
+    assert sum(s["duplicates"] for s in out["stats"]) == len(again)
+    assert sum(s["applied"] for s in out["stats"]) == len(records)
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +197,8 @@ def test_buckets_together_find_what_one_auditor_finds(sim):
         {k: (v.leader, v.isr, v.elr, v.partition_epoch) for k, v in base_latest.items()}
     # counts balance: every record counted once over the buckets
     stats = out["stats"]
-    assert sum(s["records"] for s in stats) == len(records) + len(side)
+    assert sum(s["records"] for s in stats) == len(records)
+    assert sum(s["side_inputs"] for s in stats) == len(side)  # each taken in once, when let go
     assert_counts_balance(stats)
     assert all(s["held"] == 0 for s in stats if s["log_caught_up"])
     assert any(s["held"] for s in stats if not s["log_caught_up"])  # inventories waited for the log

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from kraft_audit.core.audit import Auditor
 from kraft_audit.cli.log_input import Tally, read_path
-from kraft_audit.cli.views import iso_or_dash as iso, since
+from kraft_audit.cli.views import iso_or_dash as iso, plural, since
 from kraft_audit.cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
-from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_line, min_isr_setting
+from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_given, min_isr_line, min_isr_setting
 from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs
 from kraft_audit.core.codec.logdir import metadata_dir, read_meta_properties
 from kraft_audit.core.events import MetadataEvent
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if auditor.last_offset < 0:  # no record of the log found its place in it
         raise UsageError(f"no record of {args.path} could be applied: all {tally.records} rejected "
                          f"(first: {out.quarantined[0].reason if out.quarantined else '-'})")
-    report = build_report(auditor, out, args.cluster_id, first[0] if first else None)
+    report = build_report(auditor, out, args.cluster_id, first[0] if first else None, min_isr_given(args))
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -87,7 +87,8 @@ def _noting_first(events, first: list):
         yield event
 
 
-def build_report(auditor: Auditor, out, cluster_id: str | None, first) -> dict:
+def build_report(auditor: Auditor, out, cluster_id: str | None, first,
+                 given: tuple[int | None, str | None] = (None, None)) -> dict:
     cluster_id = auditor.cluster_id or cluster_id or ""
     gauges = auditor.gauges(cluster_id)
     brokers = sorted(auditor.state.brokers.values(), key=lambda b: b.broker_id)
@@ -100,7 +101,9 @@ def build_report(auditor: Auditor, out, cluster_id: str | None, first) -> dict:
                     "last_timestamp_ms": gauges.last_timestamp_ms},
         # the offset a log that starts mid-history (no snapshot) starts at; None: whole
         "partial_from_offset": auditor.state.history_from,
-        "min_isr": {"value": gauges.min_insync_replicas, "source": gauges.min_isr_source},
+        "min_isr": {"value": gauges.min_insync_replicas, "source": gauges.min_isr_source,
+                    # what the flags gave (a config record in the log overrides it)
+                    "given": given[0], "given_by": given[1]},
         "offline_partitions": gauges.leaderless,
         "findings": [asdict(v) for v in out.violations],
         # open until the newest record: the log's time, as `query` measures it
@@ -130,17 +133,18 @@ SHOWN = 5  # findings or partitions listed per group without --all
 
 def print_report(report: dict, every: bool = False) -> None:
     records, gauges = report["records"], report["gauges"]
-    print(f"cluster {report['cluster_id'] or '-'}: {records['applied']} records applied, "
-          f"{records['duplicates']} duplicates, {records['quarantined']} quarantined; offsets "
+    print(f"cluster {report['cluster_id'] or '-'}: {plural(records['applied'], 'record')} applied, "
+          f"{plural(records['duplicates'], 'duplicate')}, {records['quarantined']} quarantined; offsets "
           f"{records['first_offset']}..{records['last_offset']}, "
           f"{iso(records['first_timestamp_ms'])} to {iso(records['last_timestamp_ms'])}")
     if report["partial_from_offset"] is not None:
         print(f"partial log: it starts at offset {report['partial_from_offset']} without a snapshot; "
               "brokers, topics and partitions created before that are unknown, not findings")
-    print(min_isr_line(report["min_isr"]["value"], report["min_isr"]["source"]))
+    m = report["min_isr"]
+    print(min_isr_line(m["value"], m["source"], m.get("given"), m.get("given_by")))
     findings, offline = report["findings"], report["offline_partitions"]
-    verdict = [f"{len(findings)} findings" if findings else "no rule broken",
-               f"{offline} partitions offline at the end of the log" if offline else "none offline"]
+    verdict = [plural(len(findings), "finding") if findings else "no rule broken",
+               f"{plural(offline, 'partition')} offline at the end of the log" if offline else "none offline"]
     print("verdict: " + "; ".join(verdict))
     _print_findings(findings, every)
     _print_conditions(report["open_conditions"], records["last_timestamp_ms"], every)
@@ -159,9 +163,16 @@ def _where(row: dict) -> str:
     return f"{row.get('topic') or row.get('topic_id') or '-'}-{row['partition']}"
 
 
-def _counts(values) -> str:
-    """'a (3), b (1)': the most frequent first."""
-    return ", ".join(f"{v} ({n})" for v, n in Counter(values).most_common())
+NAMED = 8  # topics or brokers named on a group's line without --all
+
+
+def _counts(values, every: bool = False) -> str:
+    """'a (3), b (1)': the most frequent first; without `every` the first NAMED and
+    'and K more' (a group line once named 63 topics in 4,089 characters)."""
+    counted = Counter(values).most_common()
+    shown = counted if every else counted[:NAMED]
+    more = f", and {len(counted) - len(shown)} more" if len(shown) < len(counted) else ""
+    return ", ".join(f"{v} ({n})" for v, n in shown) + more
 
 
 def _print_findings(findings: list[dict], every: bool) -> None:
@@ -173,8 +184,8 @@ def _print_findings(findings: list[dict], every: bool) -> None:
         topics = [v["topic"] or v["topic_id"] for v in rows if v["partition"] is not None]
         brokers = [v["broker_id"] for v in rows if v["broker_id"] is not None]
         print(f"  {rows[0]['severity']:<8} {rule_id} x{len(rows)}"
-              + (f"; topics {_counts(topics)}" if topics else "")
-              + (f"; brokers {_counts(brokers)}" if brokers else ""))
+              + (f"; topics {_counts(topics, every)}" if topics else "")
+              + (f"; brokers {_counts(brokers, every)}" if brokers else ""))
         for v in rows if every else rows[:SHOWN]:
             broker = f" broker {v['broker_id']}" if v["broker_id"] is not None else ""
             print(f"    offset {v['offset']} {iso(v['timestamp_ms'])} {_where(v)}{broker}: {v['message']}")
@@ -189,7 +200,7 @@ def _print_conditions(conditions: list[dict], log_now_ms: int, every: bool) -> N
         by_condition.setdefault(c["condition"], []).append(c)
     for name, rows in sorted(by_condition.items()):
         oldest = min(rows, key=lambda c: c["start_ms"])
-        print(f"  {name} x{len(rows)}; topics {_counts(c['topic'] or c['topic_id'] for c in rows)}; "
+        print(f"  {name} x{len(rows)}; topics {_counts((c['topic'] or c['topic_id'] for c in rows), every)}; "
               f"oldest {since(oldest['start_ms'], log_now_ms)}")
         for c in rows if every else rows[:SHOWN]:
             print(f"    {_where(c)} since offset {c['start_offset']} {iso(c['start_ms'])}")

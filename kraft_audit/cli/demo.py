@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kraft_audit.cli.main import EXIT_OK, RunFailed, UsageError
+from kraft_audit.cli.views import plural
 
 if TYPE_CHECKING:
     from kraft_audit.config import Config
@@ -77,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
         result = simulate(load_scenario(args.scenario), sim, seed=args.seed, faults=DEMO_FAULTS)
     except ScenarioError as exc:
         raise UsageError(str(exc)) from None
-    print(f"   {result.records} records (offsets 0..{result.last_offset}), {result.partitions} partitions, "
-          f"log in {sim}")
+    print(f"   {result.records} log records (offsets 0..{result.last_offset}), {result.partitions} "
+          f"partitions, log in {sim}; side inputs: registration requests, log-dir inventories")
 
     cfg = load_config(None, {
         "sources.log_dirs": str(sim),
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     }, environ={})
 
     print("2. auditing it with the streaming job (local Spark; the first micro-batch warms up) ...")
-    from kraft_audit.spark.job import AuditJob
+    from kraft_audit.spark.job import AuditJob, balance_line
 
     started = time.monotonic()
     job = AuditJob(cfg)
@@ -102,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
     ok = job.run(available_now=True)
     if not ok:
         raise RunFailed(f"the streaming query failed: {job.query.exception()}")
-    print(f"   {job.writer.batches} micro-batches in {time.monotonic() - started:.1f} s")
+    print(f"   {plural(job.writer.batches, 'micro-batch', 'micro-batches')} in "
+          f"{time.monotonic() - started:.1f} s")
+    print(f"   {balance_line(job.writer.counts)}")
     found_all = _report(cfg, result, metrics_url)
     if args.serve > 0:
         print(f"serving {metrics_url} for {args.serve:.0f} s ...")
@@ -164,7 +167,9 @@ def _report(cfg: Config, result, metrics_url: str) -> bool:
     try:
         scrape = urllib.request.urlopen(metrics_url, timeout=5).read().decode()
         wanted = ("global_under_min_isr_partition_count", "unclean_recovery_partitions_count",
-                  "manual_leader_election_required_partition_count", "records_total")
+                  "manual_leader_election_required_partition_count", "records_total",
+                  "side_inputs_total", "unreadable_total", "applied_total", "duplicates_total",
+                  "quarantined_total")
         print("\n   /metrics (excerpt):")
         for line in scrape.splitlines():
             if not line.startswith("#") and any(w in line for w in wanted):

@@ -20,9 +20,9 @@ from pathlib import Path
 from kraft_audit.core.audit import Auditor
 from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.main import UsageError
-from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_line, min_isr_setting
+from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_given, min_isr_line, min_isr_setting
 from kraft_audit.cli.views import (NOTHING, SnapshotPlaces, absolute_offsets, ids, iso_utc,
-                                   leader_text, parse_iso_utc, print_table as print_columns)
+                                   leader_text, parse_iso_utc, plural, print_table as print_columns)
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.replay import ClusterState, CoreSettings, ReplayError
 from kraft_audit.core.replay.state import UNKNOWN_BEFORE_HISTORY
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         if args.topic is not None and args.topic not in state.topic_ids:
             raise UsageError(f"topic {args.topic!r} does not exist{point}")
         rows = describe(state, args.topic, PARTITION_FILTERS.get(args.view))
-        print_text = partial(print_table, state)
+        print_text = partial(print_table, state, given=min_isr_given(args))
     if args.json:
         for row in rows:
             sys.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")
@@ -139,8 +139,8 @@ def replay(path: Path, cluster_id: str | None, at_offset: int | None,
     _require_applied(path, tally, applied, at_offset)
     if state.history_from is not None:
         print(f"# partial log: it starts at offset {state.history_from} without a snapshot; "
-              f"{unknown} records about brokers, topics and partitions created before it were "
-              "skipped (unknown, not wrong)", file=sys.stderr)
+              f"{plural(unknown, 'record')} about brokers, topics and partitions created before it "
+              f"{'was' if unknown == 1 else 'were'} skipped (unknown, not wrong)", file=sys.stderr)
     return state
 
 
@@ -234,11 +234,12 @@ def describe(state: ClusterState, topic: str | None, keep=None) -> list[dict]:
     return rows
 
 
-def print_table(state: ClusterState, rows: list[dict]) -> None:
+def print_table(state: ClusterState, rows: list[dict],
+                given: tuple[int | None, str | None] = (None, None)) -> None:
     """kafka-topics' layout: a line per topic, then a tab-indented line per partition.
     The topic line counts all its partitions, also when a filter shows only some. Which min
     ISR the effective ones come from goes to stderr, keeping stdout kafka-topics' layout."""
-    print("# " + min_isr_line(*state.cluster_min_isr()), file=sys.stderr)
+    print("# " + min_isr_line(*state.cluster_min_isr(), *given), file=sys.stderr)
     if not rows:
         print(NOTHING)
     current = None

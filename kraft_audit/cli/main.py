@@ -64,9 +64,44 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FAILED
 
 
-if __name__ == "__main__":
-    # `python -m kraft_audit.cli.main`: run the imported module's main, whose exception
-    # classes are the ones the commands raise (this file as __main__ has its own copies)
-    from kraft_audit.cli.main import main as imported_main
+def entry() -> None:
+    """The `kraft-audit` script: `main`, then `leave` with its code."""
+    try:
+        code = main()
+    except SystemExit as exc:  # argparse: a usage error (2), --help or --version (0)
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    leave(code)
 
-    sys.exit(imported_main())
+
+def leave(code: int) -> None:
+    """Exit with `code` without the interpreter's teardown. deltalake (delta-rs) now and
+    then aborts in its Rust destructors at interpreter exit (SIGABRT, exit 134: delta-rs
+    issue 2184), which would replace the documented code. Nothing needs that teardown
+    once a command has returned: every Delta commit and file it wrote is closed (writes
+    return after their commit), the /metrics server is closed; Spark, if running, is
+    stopped here as Python's exit would have it stop, and the streams are flushed."""
+    import logging
+    import os
+
+    if "pyspark" in sys.modules:
+        from pyspark import SparkContext
+
+        if SparkContext._active_spark_context is not None:
+            SparkContext._active_spark_context.stop()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`): nothing more to say
+            pass
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    # `python -m kraft_audit.cli.main`: run the imported module's entry, whose exception
+    # classes are the ones the commands raise (this file as __main__ has its own copies)
+    from kraft_audit.cli.main import entry as imported_entry
+
+    imported_entry()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from kraft_audit.cli.main import UsageError
-from kraft_audit.sideinputs.server_properties import PropertiesError, min_isr_from_properties
+from kraft_audit.sideinputs.server_properties import MIN_ISR, PropertiesError, min_isr_from_properties
 
 
 def add_min_isr_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,28 +17,49 @@ def add_min_isr_arguments(parser: argparse.ArgumentParser) -> None:
                              "assumed and said so")
     parser.add_argument("--server-properties", metavar="FILE",
                         help="a controller's or broker's server.properties to read "
-                             "min.insync.replicas from (--min-insync-replicas wins)")
+                             "min.insync.replicas from (--min-insync-replicas wins; a cluster "
+                             "config record in the log wins over both, and the output says so)")
+
+
+def min_isr_given(args: argparse.Namespace) -> tuple[int | None, str | None]:
+    """The static min.insync.replicas the flags give and what gave it (None, None when
+    they give none). --min-insync-replicas wins over --server-properties, and says so."""
+    value = getattr(args, "min_isr_default", None)
+    path = getattr(args, "server_properties", None)
+    from_file = None
+    if path is not None:
+        try:
+            from_file = min_isr_from_properties(path)
+        except PropertiesError as exc:
+            raise UsageError(f"--server-properties: {exc}") from None
+    if value is not None:
+        if value < 1:
+            raise UsageError("--min-insync-replicas must be at least 1")
+        over = f", over {path}'s {from_file}" if from_file is not None and from_file != value else ""
+        return value, f"--min-insync-replicas{over}"
+    if from_file is not None:
+        return from_file, f"{MIN_ISR} in {path}"
+    return None, (f"{path} (it does not set {MIN_ISR})" if path is not None else None)
 
 
 def min_isr_setting(args: argparse.Namespace) -> int | None:
     """The static min.insync.replicas the flags give, None when they give none."""
-    value = getattr(args, "min_isr_default", None)
-    if value is not None:
-        if value < 1:
-            raise UsageError("--min-insync-replicas must be at least 1")
-        return value
-    path = getattr(args, "server_properties", None)
-    if path is None:
-        return None
-    try:
-        return min_isr_from_properties(path)
-    except PropertiesError as exc:
-        raise UsageError(f"--server-properties: {exc}") from None
+    return min_isr_given(args)[0]
 
 
-def min_isr_line(value: int, source: str) -> str:
-    """How every text view states the cluster's min ISR."""
-    return {"log": f"min ISR {value} (cluster config in the log)",
-            "setting": f"min ISR {value} (given to the auditor)",
-            }.get(source, "min ISR unknown (assumed 1): give --min-insync-replicas or "
-                          "--server-properties")
+def min_isr_line(value: int, source: str, given: int | None = None, given_by: str | None = None) -> str:
+    """How every text view states the cluster's min ISR and which source gave it. The
+    precedence is Kafka's: a cluster-level ConfigRecord in the log (a dynamic broker
+    config) is the cluster's value and wins over a static one given to the auditor, which
+    wins over the assumed default 1; a topic's own ConfigRecord wins over all of them for
+    that topic (EffectiveMinIsr)."""
+    if source == "log":
+        line = f"min ISR {value} (the log's cluster config record)"
+        if given is not None:
+            line += (f"; {given_by} gave {given}, overridden: a config record in the log is "
+                     "Kafka's own value for the cluster") if given != value else f"; {given_by} agrees"
+        return line
+    if source == "setting":
+        return f"min ISR {value} (from {given_by})" if given_by else f"min ISR {value} (given to the auditor)"
+    unknown = "min ISR unknown (assumed 1): give --min-insync-replicas or --server-properties"
+    return f"min ISR unknown (assumed 1): {given_by}" if given_by else unknown

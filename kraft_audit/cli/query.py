@@ -3,6 +3,8 @@ tables of a run, printed as a table or as JSON lines (--json).
 
   under-min-isr [--since 7d]         intervals under min ISR and how long they lasted
                                      (an open one: until the log's newest record)
+  offline [--since 7d]               intervals partitions spent offline (no leader), those
+                                     still offline first
   unclean-elections [--since 7d]     each unclean election and the ISR/ELR just before
   partition --topic T --partition P [--at-offset N]
                                      a partition as it was at an offset
@@ -41,6 +43,11 @@ QUESTIONS = {
             "duration_seconds",
         ],
         lambda q, a, since: q.under_min_isr(a.tables, since=since, cluster=a.cluster),
+    ),
+    "offline": (
+        ["cluster_id", "topic", "partition", "open", "start_offset", "start_ms", "end_offset",
+         "end_ms", "duration_seconds"],
+        lambda q, a, since: q.offline(a.tables, since=since, cluster=a.cluster),
     ),
     "unclean-elections": (
         [
@@ -112,6 +119,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "under-min-isr",
         parents=[common, since],
         help="intervals partitions spent under min ISR, longest first",
+    )
+    questions.add_parser(
+        "offline",
+        parents=[common, since],
+        help="intervals partitions spent offline (no leader), those still offline first",
     )
     questions.add_parser(
         "unclean-elections",

@@ -23,7 +23,7 @@ from pathlib import Path
 from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_setting
 from kraft_audit.cli.main import UsageError
-from kraft_audit.cli.views import SnapshotPlaces, iso_utc, parse_iso_utc
+from kraft_audit.cli.views import SnapshotPlaces, iso_utc, parse_iso_utc, plural
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,8 +81,9 @@ def run(args: argparse.Namespace) -> int:
     render(timeline, out, fmt)
     print(f"{out}: {args.topic}-{args.partition}, offsets {timeline.first_offset}–"
           f"{timeline.end_offset} ({iso_utc(timeline.first_timestamp_ms)} – "
-          f"{iso_utc(timeline.end_timestamp_ms)}), {len(timeline.states)} states, "
-          f"{len(timeline.violations)} violations, {len(timeline.shown_broker_events())} broker events")
+          f"{iso_utc(timeline.end_timestamp_ms)}), {plural(len(timeline.states), 'state')}, "
+          f"{plural(len(timeline.violations), 'violation')}, "
+          f"{plural(len(timeline.shown_broker_events()), 'broker event')}")
     return 0
 
 

@@ -76,6 +76,11 @@ def leader_text(leader: int) -> str:
     return "none" if leader == NO_LEADER else str(leader)
 
 
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """'1 finding', '2 findings', '0 findings' (`words` when adding an s is wrong)."""
+    return f"{count} {word if count == 1 else words or word + 's'}"
+
+
 def ids(values: Iterable[int]) -> str:
     return ",".join(str(v) for v in values)
 

@@ -93,6 +93,7 @@ class BatchWriter:
         self.last_progress: dict | None = None
         self.last_stats: list[dict] = []  # the groups' own figures (state size, time) of the last batch
         self.totals: dict[str, int] = defaultdict(int)
+        self.counts: dict[str, int] = defaultdict(int)  # BALANCE's progress columns, this run
         self._applied: dict[str, int] = {}
         from kraft_audit.spark.source import LogDirPlanner
 
@@ -136,9 +137,12 @@ class BatchWriter:
         self.last_stats = stats
         for table, n in written.items():
             self.totals[table] += n
+        for name in BALANCE:
+            self.counts[name] += progress[name]
+        self.counts["held"] = progress["held"]
         if self.after_write is not None:
             self.after_write(batch_id)
-        log.info("batch %d: %d records, %d violations, %.2fs", batch_id, progress["records"],
+        log.info("batch %d: %s; %d violations, %.2fs", batch_id, balance_line(progress),
                  progress["violations"], progress["duration_seconds"])
 
     def _progress(self, started_ms: int, stats: list[dict],
@@ -169,6 +173,9 @@ class BatchWriter:
             applied=sum(s["applied"] for s in stats),
             duplicates=sum(s["duplicates"] for s in stats),
             quarantined=sum(s["quarantined"] for s in stats),
+            side_inputs=sum(s["side_inputs"] for s in stats),
+            unreadable=sum(s["unreadable"] for s in stats),
+            held=sum(s["held"] for s in stats if s["bucket"] == 0),
             violations=len(rows_by_table.get(tables.VIOLATIONS.name, [])),
             process_seconds=round(sum(s["duration_ms"] for s in stats) / 1000, 6),
             clusters=sorted(clusters.values(), key=lambda c: c.cluster_id),
@@ -393,6 +400,30 @@ def _await_batch_boundary(query, poll_s: float = 0.1, timeout_s: float | None = 
         time.sleep(poll_s)
 
 
+# The progress columns that account for every input: the first three are what was
+# read, the last three what became of it (equal sums, per micro-batch and in total).
+BALANCE = ("records", "side_inputs", "unreadable", "applied", "duplicates", "quarantined")
+
+
+def balance_line(counts) -> str:
+    """What was read and what became of it, in the words of progress and /metrics."""
+    c = {k: counts.get(k) or 0 for k in (*BALANCE, "held")}
+
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    read = [n(c["records"], "log record")]
+    if c["side_inputs"] or c["held"]:
+        read.append(n(c["side_inputs"], "side input"))
+    if c["unreadable"]:
+        read.append(f"{c['unreadable']} unreadable")
+    line = (f"read {' + '.join(read)} = {c['applied']} applied + {n(c['duplicates'], 'duplicate')} "
+            f"+ {c['quarantined']} quarantined")
+    if c["held"]:
+        line += f" ({n(c['held'], 'side input')} held until the log reaches its time)"
+    return line
+
+
 def summary(cfg: Config, writer: BatchWriter) -> str:
     """What this run did and what the tables hold now: a merge table holds fewer rows
     than were written to it (a row per key), and an earlier run's rows are there too."""
@@ -401,6 +432,7 @@ def summary(cfg: Config, writer: BatchWriter) -> str:
 
     ids = f" (batch ids {writer.first_batch_id}..{writer.last_batch_id})" if writer.batches else ""
     lines = [f"micro-batches this run: {writer.batches}{ids}",
+             f"  {balance_line(writer.counts)}",
              f"  {'table':<18} {'written':>8} {'in table':>9}  path"]
     for table in sorted(set(writer.totals) | set(_tables_in(cfg.tables))):
         try:

@@ -88,6 +88,17 @@ _PARTITION_COUNTERS = {
 }
 
 
+# The progress columns that balance what the job read: records_total (per cluster) +
+# side_inputs_total + unreadable_total = applied_total + duplicates_total + quarantined_total.
+_BALANCE = {
+    "side_inputs": ("side_inputs", "Side inputs taken in: registration requests and log-dir inventories."),
+    "unreadable": ("unreadable", "Input the readers could not decode (also in quarantined_total)."),
+    "applied": ("applied", "Records and side inputs applied to the audited state."),
+    "duplicates": ("duplicates", "Records and side inputs already applied, skipped (a replay "
+                   "after a restart, a batch shipped twice)."),
+}
+
+
 class AuditMetrics(Collector):
     """Latest audit figures, exposed on `self.registry`."""
 
@@ -108,6 +119,9 @@ class AuditMetrics(Collector):
         self._records: Counter = Counter()  # cluster -> records read
         self._violations: Counter = Counter()  # (cluster, rule, severity) -> violations
         self._quarantined = 0
+        # the rest of the balance: records + side inputs + unreadable = applied + duplicates + quarantined
+        self._inputs: Counter = Counter()  # side_inputs, unreadable, applied, duplicates
+        self._held = 0
         self._batches = 0
         self._batch_seconds = 0.0
         self._last_batch: dict = {}
@@ -180,6 +194,9 @@ class AuditMetrics(Collector):
         self._batches += 1
         self._batch_seconds += progress.get("duration_seconds") or 0.0
         self._quarantined += progress.get("quarantined") or 0
+        for name in _BALANCE:
+            self._inputs[name] += progress.get(name) or 0
+        self._held = progress.get("held") or 0
         self._last_batch = progress
         finished = (progress["started_ms"] / 1000 + (progress.get("duration_seconds") or 0.0)
                     if progress.get("started_ms") is not None else None)
@@ -206,7 +223,8 @@ class AuditMetrics(Collector):
             yield from self._health_families(per_cluster)
 
     def _health_families(self, per_cluster: dict[str, dict]):
-        records = _counter("records", "Metadata log records read.", ["cluster"])
+        records = _counter("records", "Metadata log records read (NoOps included; a record "
+                           "delivered twice counts twice).", ["cluster"])
         for cluster, n in sorted(self._records.items()):
             records.add_metric([cluster], n)
         violations = _counter(
@@ -217,9 +235,17 @@ class AuditMetrics(Collector):
         counts.update(self._violations)
         for (cluster, rule, severity), n in sorted(counts.items()):
             violations.add_metric([cluster, rule, severity], n)
-        quarantined = _counter("quarantined", "Input set aside as undecodable.")
+        quarantined = _counter("quarantined", "Input set aside (a row each in the quarantine "
+                               "table): unreadable, or records the auditor could not apply.")
         quarantined.add_metric([], self._quarantined)
         yield from (records, violations, quarantined)
+        for name, (what, doc) in _BALANCE.items():
+            family = _counter(what, doc)
+            family.add_metric([], self._inputs[name])
+            yield family
+        yield GaugeMetricFamily(PREFIX + "held_side_inputs", "Side inputs read from their files, "
+                                "waiting for the log to reach their time (not counted yet).",
+                                value=self._held)
 
         offset = _gauge("last_offset", "Newest metadata log offset applied.", ["cluster"])
         lag_records = _gauge("lag_records", "Records in the log not yet applied.", ["cluster"])

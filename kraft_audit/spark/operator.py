@@ -58,6 +58,8 @@ from kraft_audit.errors import StoredFormatError
 from kraft_audit.core.events import (
     BROKER_LOG_DIRS,
     BROKER_REGISTRATION_REQUEST,
+    KIND_CONTROL,
+    KIND_RECORD,
     MetadataEvent,
     Quarantined,
     event_from_plain,
@@ -90,6 +92,9 @@ BUCKET0_ONLY_TYPES = (
     "UNKNOWN_RECORD",
     event_rows.QUARANTINED_TYPE,
 )
+# Rows that are log records (they carry a log offset): the rest are side inputs,
+# the readers' quarantine rows and markers.
+_LOG_KINDS = (KIND_RECORD, KIND_CONTROL)
 # Everything else (including these side inputs) is cluster-scoped: fanned out.
 CLUSTER_SCOPED_SIDE_TYPES = (BROKER_REGISTRATION_REQUEST, BROKER_LOG_DIRS)
 
@@ -189,6 +194,24 @@ def _log_order(pdf: pd.DataFrame) -> pd.DataFrame:
     keyed = pdf.assign(_segment=~pdf["source"].astype(str).str.endswith(".checkpoint"))
     return keyed.sort_values(["_segment", "offset", "kind", "source", "position"],
                              kind="stable").drop(columns="_segment")
+
+
+def _drop_repeats(pdf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Take out the second and later copies of a log record in one call (log order):
+    the same batch shipped twice to the topic (a shipper restarted while acks were
+    pending), or one log read from two places. Returns (frame, the repeats). They are
+    duplicates: the core would take a copy after its first for the log going
+    backwards, and a repeated NoOp would be thinned out below as if it were new."""
+    if pdf.empty:
+        return pdf, pdf
+    in_log = (pdf["offset"].to_numpy() >= 0) & pdf["kind"].isin(_LOG_KINDS).to_numpy()
+    # a snapshot's records carry positions in the file, not log offsets: a place of their own
+    place = pd.DataFrame({"snapshot": pdf["source"].astype(str).str.endswith(".checkpoint").to_numpy(),
+                          "offset": pdf["offset"].to_numpy(), "in_log": in_log})
+    repeat = in_log & place.duplicated().to_numpy()
+    if not repeat.any():
+        return pdf, pdf.iloc[:0]
+    return pdf[~repeat], pdf[repeat]
 
 
 def _thin_noops(pdf: pd.DataFrame) -> tuple[pd.DataFrame, list[int]]:
@@ -349,13 +372,14 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
     cluster_id, bucket = str(key[0]), int(key[1])
     auditor, held, rebuilt = resume_bucket(audit, cluster_id, bucket, state.get if state.exists else None)
     timed_out = bool(state.hasTimedOut)
-    pdf = _frames(pdfs)
+    pdf, repeats = _drop_repeats(_log_order(_frames(pdfs)))
     pdf, dropped_noops = _thin_noops(pdf)
-    events = events_from_pandas(_log_order(pdf))
+    events = events_from_pandas(pdf)
     log_caught_up = any(getattr(e, "kind", None) == event_rows.KIND_MARKER for e in events)
     events = [e for e in events if getattr(e, "kind", None) != event_rows.KIND_MARKER]
     records = [e for e in events if not is_side_input(e)]
     side = [e for e in events if is_side_input(e)]
+    held_before = len(held)
     # Held side inputs go when the log has reached its end (nothing older can
     # still come) or when the group has been idle for the timeout.
     ordered, held = interleave(records, held + side, auditor.clock_ms,
@@ -380,26 +404,28 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
         state.setTimeoutDuration(audit.timeout_ms)
 
     # What this bucket alone accounts for, so sums over buckets count each
-    # input once: its own partition records; bucket 0 also the shared ones.
-    owned = [e for e in events if bucket == 0 or (
-        isinstance(e, MetadataEvent) and is_partition_scoped(e.type, e.topic_id, e.partition_id))]
-    owned_records = [e for e in owned if isinstance(e, MetadataEvent)]
+    # input once: its own partition records; bucket 0 also the shared ones and
+    # the side inputs (taken in when they leave the hold: one held is not yet read).
+    def owns(e) -> bool:
+        return bucket == 0 or (isinstance(e, MetadataEvent)
+                               and is_partition_scoped(e.type, e.topic_id, e.partition_id))
+
+    owned_records = [e for e in records if isinstance(e, MetadataEvent) and owns(e)]
+    unreadable = sum(1 for e in records if isinstance(e, Quarantined)) if bucket == 0 else 0
+    repeated = [int(o) for o, t, tid, pid in zip(repeats["offset"], repeats["type"], repeats["topic_id"],
+                                                 repeats["partition_id"])
+                if bucket == 0 or is_partition_scoped(t, tid, pid)]
+    side_taken = len(side) + held_before - len(held) if bucket == 0 else 0
     # Quarantine rows: outside bucket 0 the core reports only its own partition records.
     quarantined = len(out.quarantined)
     if bucket == 0:  # NoOps dropped before the core are counted as it would have
         noop_duplicates = sum(1 for o in dropped_noops if o <= last_applied_before)
         applied = out.applied + len(dropped_noops) - noop_duplicates
-        duplicates = out.duplicates + noop_duplicates
+        duplicates = out.duplicates + noop_duplicates + len(repeated)
     else:  # the core's counts include the copies of shared records: count the bucket's own
-        # (a record seen before this call, or a second copy within it: a batch shipped twice)
-        seen: set[int] = set()
-        duplicates = 0
-        for e in owned_records:
-            if 0 <= e.offset <= last_applied_before or e.offset in seen:
-                duplicates += 1
-            elif e.offset >= 0:
-                seen.add(e.offset)
+        duplicates = sum(1 for e in owned_records if 0 <= e.offset <= last_applied_before)
         applied = len(owned_records) - duplicates - quarantined
+        duplicates += len(repeated)
     offsets = [e.offset for e in owned_records if e.offset >= 0] + dropped_noops
     rows.append((T_GAUGES, BucketGauges.of(auditor.gauges(cluster_id), bucket)))
     rows.append((T_STATS, GroupStats(
@@ -407,9 +433,10 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
         bucket=bucket,
         timed_out=timed_out,
         log_caught_up=log_caught_up,
-        events_in=len(events),
-        records=len(owned_records) + len(dropped_noops),
-        input_quarantined=len(owned) - len(owned_records),
+        events_in=len(events) + len(repeats),
+        records=len(owned_records) + len(dropped_noops) + len(repeated),
+        side_inputs=side_taken,
+        unreadable=unreadable,
         quarantined=quarantined,
         applied=applied,
         duplicates=duplicates,

@@ -36,6 +36,11 @@ def under_min_isr(spark, tables_root: str, since: Since | None = None,
     return ask(spark, tables_root, q.UNDER_MIN_ISR, since, cluster=cluster)
 
 
+def offline(spark, tables_root: str, since: Since | None = None,
+            cluster: str | None = None) -> list[dict]:
+    return ask(spark, tables_root, q.OFFLINE, since, cluster=cluster)
+
+
 def unclean_elections(spark, tables_root: str, since: Since | None = None,
                       cluster: str | None = None) -> list[dict]:
     return ask(spark, tables_root, q.UNCLEAN_ELECTIONS, since, cluster=cluster)

@@ -175,6 +175,8 @@ class _DeltaRsWriter:
             table,
             data,
             mode="append",
+            # a column a newer release added joins a table an older one created
+            schema_mode="merge",
             partition_by=list(spec.partition_by) or None,
             commit_properties=_txn(app_id, batch_id),
         )

@@ -58,25 +58,41 @@ class Question:
 _NEWEST = """newest AS (
   SELECT cluster_id, max(last_timestamp_ms) AS newest_ms FROM gauges GROUP BY cluster_id)"""
 
-UNDER_MIN_ISR = Question(
-    "under_min_isr", "under-min-isr",
-    "Intervals partitions spent under min ISR that overlap the window from `since` to the "
-    "newest record, longest first, with their duration (an open interval lasts until its "
-    "cluster's newest record).",
-    (CONDITIONS, GAUGES), ("cluster",), f"""
+def _intervals(condition: str, order: str) -> str:
+    """Intervals of one condition that overlap the window, with their durations."""
+    return f"""
 WITH {_NEWEST},
 intervals AS (
   SELECT c.*, coalesce(c.end_ms, n.newest_ms) AS until_ms, n.newest_ms
   FROM conditions c LEFT JOIN newest n ON c.cluster_id = n.cluster_id
-  WHERE c.condition = 'under_min_isr' AND ({{cluster}} IS NULL OR c.cluster_id = {{cluster}}))
+  WHERE c.condition = '{condition}' AND ({{cluster}} IS NULL OR c.cluster_id = {{cluster}}))
 SELECT interval_id, condition, cluster_id, topic, topic_id, `partition`,
        start_offset, start_ms, end_offset, end_ms, batch_id,
        end_offset IS NULL AS open,
        CAST(until_ms - start_ms AS DOUBLE) / 1000 AS duration_seconds
 FROM intervals
 WHERE until_ms IS NULL OR ({{cutoff}}) IS NULL OR until_ms >= {{cutoff}}
-ORDER BY coalesce(duration_seconds, 0) DESC, start_offset, interval_id
-""")
+ORDER BY {order}
+"""
+
+
+UNDER_MIN_ISR = Question(
+    "under_min_isr", "under-min-isr",
+    "Intervals partitions spent under min ISR that overlap the window from `since` to the "
+    "newest record, longest first, with their duration (an open interval lasts until its "
+    "cluster's newest record).",
+    (CONDITIONS, GAUGES), ("cluster",),
+    _intervals("under_min_isr", "coalesce(duration_seconds, 0) DESC, start_offset, interval_id"))
+
+OFFLINE = Question(
+    "offline", "offline",
+    "Intervals partitions spent offline (no leader: `leader -1`, Kafka's "
+    "OfflinePartitionsCount) that overlap the window from `since` to the newest record: the "
+    "partitions still offline first, then the longest, with their duration (an open interval "
+    "lasts until its cluster's newest record).",
+    (CONDITIONS, GAUGES), ("cluster",),
+    _intervals("leaderless", "open DESC, coalesce(duration_seconds, 0) DESC, start_offset, "
+                             "interval_id"))
 
 UNCLEAN_ELECTIONS = Question(
     "unclean_elections", "unclean-elections",
@@ -139,7 +155,7 @@ WHERE ({{rule}} IS NULL OR rule_id = {{rule}})
 ORDER BY v.cluster_id, `offset`, rule_id, violation_id
 """)
 
-QUESTIONS: dict[str, Question] = {q.name: q for q in [UNDER_MIN_ISR, UNCLEAN_ELECTIONS,
+QUESTIONS: dict[str, Question] = {q.name: q for q in [UNDER_MIN_ISR, OFFLINE, UNCLEAN_ELECTIONS,
                                                        PARTITION_AT, VIOLATIONS_IN]}
 
 

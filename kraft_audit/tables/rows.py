@@ -31,9 +31,11 @@ class GroupStats:
     timed_out: bool = column(BOOL)
     log_caught_up: bool = column(BOOL)
     events_in: int = column(INT64, "including this bucket's copies of shared events")
-    # records + input_quarantined = applied + duplicates + quarantined + change in held
-    records: int = column(INT64)
-    input_quarantined: int = column(INT64, "unreadable input from the readers")
+    # What the bucket accounts for (see Progress): records + side_inputs + unreadable
+    # = applied + duplicates + quarantined
+    records: int = column(INT64, "log records read, every copy of a repeated one included")
+    side_inputs: int = column(INT64, "side inputs taken in (bucket 0)")
+    unreadable: int = column(INT64, "input the readers could not decode (bucket 0)")
     quarantined: int = column(INT64, "every quarantine row: unreadable or unusable input")
     applied: int = column(INT64)
     duplicates: int = column(INT64)
@@ -74,11 +76,18 @@ class Progress:
     `batch_id`, `app_id` and `write_seconds`."""
 
     started_ms: int = column(INT64, key=True)
-    records: int = column(INT64, "events read")
-    applied: int = column(INT64, "events applied to state")
-    duplicates: int = column(INT64, "events already applied, dropped on replay")
+    records: int = column(INT64, "log records read (NoOps included; a record delivered "
+                          "twice counts twice)")
+    applied: int = column(INT64, "records and side inputs applied to state")
+    duplicates: int = column(INT64, "records and side inputs already applied, skipped (a "
+                             "replay after a restart, a batch shipped twice)")
     quarantined: int = column(INT64, "the quarantine rows this micro-batch wrote: input the "
                               "readers could not decode plus records the auditor could not apply")
+    side_inputs: int = column(INT64, "registration requests and log-dir inventories taken in "
+                              "(one newer than the log waits, `held`, and counts when taken)")
+    unreadable: int = column(INT64, "input the readers could not decode (also in `quarantined`)")
+    held: int = column(INT64, "side inputs read from their files and waiting for the log to "
+                       "reach their time, after this micro-batch")
     violations: int = column(INT64)
     duration_seconds: float | None = column(FLOAT64, "the whole micro-batch", default=None)
     process_seconds: float | None = column(FLOAT64, "the core (decode, replay, rules)",

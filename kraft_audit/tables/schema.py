@@ -216,9 +216,10 @@ PROGRESS = Table(
     "progress", Progress, APPEND, "a micro-batch",
     sink=("batch_id", "app_id"), placed=(("batch_id", None), ("app_id", "batch_id")),
     identity=("app_id", "batch_id"),
-    notes="Counts balance: over a run, `records` plus the readers' unreadable input "
-          "equals `applied + duplicates + quarantined`, except side inputs still held "
-          "back waiting for the log to reach their time (they are applied later).")
+    notes="Counts balance in every row: `records + side_inputs + unreadable = applied + "
+          "duplicates + quarantined`. Every log record read (NoOps included, each copy of one "
+          "delivered twice) is applied, a duplicate or quarantined; a side input counts when "
+          "the log has reached its time and it is taken in (`held` until then).")
 # The latest report of a bucket always wins: the sink's transaction check
 # already keeps replayed batches out, and batch ids restart with a new
 # checkpoint, so they cannot order rows across runs.

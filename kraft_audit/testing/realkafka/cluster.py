@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 def kafka_jars(version: str) -> Path:
     """The folder `make kafka` filled with the jars of this Kafka version."""
-    root = Path(os.environ.get("KRAFT_AUDIT_KAFKA_CACHE")
+    root = Path(os.environ.get("KRAFT_TEST_KAFKA_CACHE")
                 or Path(__file__).resolve().parents[3] / ".cache" / "kafka")
     folder = root / version
     if not (folder / ".resolved").exists():
@@ -43,7 +43,7 @@ def kafka_jars(version: str) -> Path:
 
 def jmx_exporter_agent() -> Path:
     """The Prometheus JMX exporter java agent `make jmx-exporter` resolved."""
-    root = Path(os.environ.get("KRAFT_AUDIT_JMX_EXPORTER_CACHE")
+    root = Path(os.environ.get("KRAFT_TEST_JMX_EXPORTER_CACHE")
                 or Path(__file__).resolve().parents[3] / ".cache" / "jmx-exporter")
     jars = sorted(root.glob("jmx_prometheus_javaagent-*.jar"))
     if not (root / ".resolved").exists() or not jars:

@@ -426,6 +426,10 @@ def batch_events(batch: Batch, cluster_id: str, source: str) -> list[MetadataEve
             if b < 0x80:
                 length = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif buf[pos + 1] < 0x80:  # and the two-byte case (64..8191)
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                length = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 length, pos = read_varint(buf, pos)
             record_end = pos + length
@@ -444,6 +448,10 @@ def batch_events(batch: Batch, cluster_id: str, source: str) -> list[MetadataEve
             if b < 0x80:
                 offset = base_offset + ((b >> 1) ^ -(b & 1))
                 pos += 1
+            elif buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                offset = base_offset + ((b >> 1) ^ -(b & 1))
+                pos += 2
             else:
                 delta, pos = read_varint(buf, pos)
                 offset = base_offset + delta
@@ -456,6 +464,10 @@ def batch_events(batch: Batch, cluster_id: str, source: str) -> list[MetadataEve
             if b < 0x80:
                 value_len = (b >> 1) ^ -(b & 1)
                 value_start = pos + 1
+            elif buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                value_len = (b >> 1) ^ -(b & 1)
+                value_start = pos + 2
             else:
                 value_len, value_start = read_varint(buf, pos)
             value_end = value_start + value_len

@@ -30,10 +30,6 @@ def _float(value: float) -> str:
     return json.dumps(value)  # NaN/Infinity and repr() exactly as json writes them
 
 
-def _ints(values: list[int]) -> str:
-    return "[" + ",".join(map(str, values)) + "]"
-
-
 def _strs(values: list[str]) -> str:
     return "[" + ",".join(map(encode_basestring_ascii, values)) + "]"
 
@@ -44,7 +40,6 @@ def _unknown(value: Any) -> str:
 
 _NAMESPACE: dict[str, Any] = {
     "_f": _float,
-    "_ia": _ints,
     "_sa": _strs,
     "_s": encode_basestring_ascii,
     "_uk": _unknown,
@@ -108,7 +103,7 @@ class _WriterCompiler:
         elif t in _STRINGS:
             text = f"_s({v})"
         elif t == "[]int32":
-            text = f"_ia({v})"
+            text = f'("[" + ",".join(map(str, {v})) + "]")'
         elif t in ("[]uuid", "[]string"):
             text = f"_sa({v})"
         elif t == "struct":

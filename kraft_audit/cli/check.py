@@ -65,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
     first: list = []  # the first record placed in the log: where the input starts
     # Side inputs placed in the log by their time, as the streaming job does: an
     # inventory is judged against the partitions of its time, not of the log's end.
-    out = auditor.process(merge_by_time(_noting_first(tally.count(read_path(
-        Path(args.path), args.cluster_id, "earliest")), first), by_time(side)))
+    events = _noting_first(tally.count(read_path(Path(args.path), args.cluster_id, "earliest")), first)
+    out = auditor.process(merge_by_time(events, by_time(side)) if side else events)
     tally.require_records()
     if auditor.last_offset < 0:  # no record of the log found its place in it
         raise UsageError(f"no record of {args.path} could be applied: all {tally.records} rejected "
@@ -81,10 +81,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _noting_first(events, first: list):
+    events = iter(events)
     for event in events:
-        if not first and isinstance(event, MetadataEvent) and event.offset >= 0:
-            first.append(event)
         yield event
+        if isinstance(event, MetadataEvent) and event.offset >= 0:
+            first.append(event)
+            break
+    yield from events
 
 
 def build_report(auditor: Auditor, out, cluster_id: str | None, first,

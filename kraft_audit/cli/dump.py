@@ -16,11 +16,14 @@ import json
 import sys
 from pathlib import Path
 
-from kraft_audit.cli.log_input import Tally, read_path
+from kraft_audit.cli.log_input import Tally, is_binary, read_path
 from kraft_audit.cli.main import UsageError
 from kraft_audit.config import KEYS
+from kraft_audit.core.codec.dumpjson import DATA_WRITERS, PAYLOAD_HEADS
 from kraft_audit.core.codec.dumplog import to_dump_json
-from kraft_audit.core.events import MetadataEvent, Quarantined
+from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined
+
+_CHUNK = 512  # lines written to stdout at once
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,16 +53,44 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     tally = Tally(args.path)
     written = 0
-    for item in tally.count(read_path(Path(args.path), args.cluster_id, args.start)):
+    events = read_path(Path(args.path), args.cluster_id, args.start)
+    # Records decoded from bytes hold exactly the schema's types: their line is
+    # written by the compiled writers; anything else by json.dumps (same bytes).
+    writers = DATA_WRITERS if is_binary(Path(args.path)) else {}
+    sources: dict[str, str] = {}
+    lines: list[str] = []
+    for item in tally.count(events):
         if isinstance(item, Quarantined):
+            out.write("".join(lines))
+            lines.clear()
+            out.flush()
             offset = f" offset {item.offset}" if item.offset >= 0 else ""
             print(
                 f"quarantined: {item.source} position {item.position}{offset}: {item.reason}",
                 file=sys.stderr,
             )
-        elif low <= item.offset <= high:
-            out.write(json.dumps(event_json(item), separators=(",", ":")) + "\n")
-            written += 1
+            continue
+        if not low <= item.offset <= high:
+            continue
+        key = (item.type, item.version)
+        write = writers.get(key) if item.kind == KIND_RECORD else None
+        if write is None:
+            lines.append(json.dumps(event_json(item), separators=(",", ":")) + "\n")
+        else:
+            source = sources.get(item.source)
+            if source is None:
+                source = sources[item.source] = json.dumps(item.source)
+            lines.append(
+                f'{{"offset":{item.offset},"batchBaseOffset":{item.batch_base_offset},'
+                f'"batchLastOffset":{item.batch_last_offset},"timestampMs":{item.timestamp_ms},'
+                f'{PAYLOAD_HEADS[key]}{write(item.data)},"source":{source},'
+                f'"position":{item.position}}}\n'
+            )
+        written += 1
+        if len(lines) >= _CHUNK:
+            out.write("".join(lines))
+            lines.clear()
+    out.write("".join(lines))
     tally.require_records()
     if not written:
         raise UsageError(f"no record in offsets {args.offsets} (the log holds "

@@ -91,6 +91,14 @@ def read_path(
     )
 
 
+def is_binary(path: Path) -> bool:
+    """PATH holds segments or snapshots (what read_path decodes from bytes), not text."""
+    if path.is_dir():
+        return True
+    with path.open("rb") as file:
+        return _looks_binary(file.read(4096))
+
+
 def _looks_binary(data: bytes) -> bool:
     """A segment or snapshot (even a damaged one), not kafka-dump-log text,
     whatever the file is called: text never holds NUL bytes, and a batch's

@@ -94,6 +94,20 @@ class BulkLog:
         partitions: each shrinks a full ISR to two replicas or expands it back."""
         return self._write(self._isr_changes(count), per_batch, ms_step)
 
+    def idle(self, batches: int, change_every: int = 30, ms_step: int = 500) -> int:
+        """A controller at rest, as real logs are: `batches` batches of one NoOpRecord,
+        `ms_step` apart (metadata.max.idle.interval.ms), and after every `change_every`-th an
+        ISR change; returns the records written."""
+        start = self.records
+        changes = self._isr_changes(batches // change_every + 1)
+        for index in range(1, batches + 1):
+            self.ms += ms_step
+            self._append([("NO_OP_RECORD", 0, {})])
+            if change_every and index % change_every == 0:
+                self._append(next(changes))
+        self.writer.flush()
+        return self.records - start
+
     def _isr_changes(self, count: int):
         for _ in range(count):
             p = self.rng.randrange(self.partitions)

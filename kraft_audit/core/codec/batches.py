@@ -426,6 +426,10 @@ def batch_events(batch: Batch, cluster_id: str, source: str) -> list[MetadataEve
             if b < 0x80:
                 length = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif buf[pos + 1] < 0x80:  # and the two-byte case (64..8191)
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                length = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 length, pos = read_varint(buf, pos)
             record_end = pos + length
@@ -444,6 +448,10 @@ def batch_events(batch: Batch, cluster_id: str, source: str) -> list[MetadataEve
             if b < 0x80:
                 offset = base_offset + ((b >> 1) ^ -(b & 1))
                 pos += 1
+            elif buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                offset = base_offset + ((b >> 1) ^ -(b & 1))
+                pos += 2
             else:
                 delta, pos = read_varint(buf, pos)
                 offset = base_offset + delta
@@ -456,6 +464,10 @@ def batch_events(batch: Batch, cluster_id: str, source: str) -> list[MetadataEve
             if b < 0x80:
                 value_len = (b >> 1) ^ -(b & 1)
                 value_start = pos + 1
+            elif buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                value_len = (b >> 1) ^ -(b & 1)
+                value_start = pos + 2
             else:
                 value_len, value_start = read_varint(buf, pos)
             value_end = value_start + value_len
@@ -538,6 +550,61 @@ def batch_events(batch: Batch, cluster_id: str, source: str) -> list[MetadataEve
             )
         )
     return out
+
+
+# A batch of one NoOpRecord (what an idle controller writes every
+# metadata.max.idle.interval.ms, most of a real log), its records section as
+# Kafka writes it: length 10, attributes 0, timestamp and offset delta 0, null
+# key, a 4-byte value (frame 1, apiKey 20, version 0, no tagged fields), no headers.
+NOOP_RECORDS = b"\x14\x00\x00\x00\x01\x08\x01\x14\x00\x00\x00"
+_NOOP_BATCH_SIZE = HEADER_SIZE + len(NOOP_RECORDS)
+_NOOP_API_KEY = 20
+
+
+def iter_events(buf: bytes, cluster_id: str, source: str) -> Iterator[MetadataEvent | Quarantined]:
+    """The events of a whole file's bytes: what `iter_batches` and `batch_events` give,
+    in one loop. A sound uncompressed batch (magic, length, CRC checked as
+    `iter_batches` checks them) needs no Batch walk of its own; a batch of one NoOpRecord
+    is recognised from its bytes and gives its event without decoding anything."""
+    end = len(buf)
+    view = memoryview(buf)
+    unpack = HEADER.unpack_from
+    pos = 0
+    while pos < end:
+        if end - pos >= HEADER_SIZE:
+            base_offset, batch_length, _epoch, magic, crc, attributes, last_delta, base_ts = unpack(
+                buf, pos)[:8]
+            size = LOG_OVERHEAD + batch_length
+            if (
+                magic == MAGIC
+                and base_offset >= 0
+                and HEADER_SIZE - LOG_OVERHEAD <= batch_length <= MAX_BATCH_BYTES
+                and pos + size <= end
+                and not attributes & 0x07  # compressed batches take the general path
+                and crc32c(view[pos + CRC_START : pos + size]) == crc
+            ):
+                if (
+                    size == _NOOP_BATCH_SIZE
+                    and not attributes & ATTR_CONTROL
+                    and view[pos + HEADER_SIZE : pos + size] == NOOP_RECORDS
+                    and buf[pos + 57 : pos + 61] == b"\x00\x00\x00\x01"  # records count 1
+                ):
+                    yield MetadataEvent(cluster_id, source, pos, base_offset, base_offset,
+                                        base_offset + last_delta, base_ts, KIND_RECORD,
+                                        "NO_OP_RECORD", 0, {}, _NOOP_API_KEY)
+                else:
+                    batch = _parse_header(buf, pos, size, 0)
+                    yield from batch_events(batch, cluster_id, source)
+                pos += size
+                continue
+        item = _batch_at(buf, pos, end, 0)
+        if isinstance(item, Batch):
+            yield from batch_events(item, cluster_id, source)
+        else:
+            yield problem_to_quarantined(item, cluster_id, source)
+            if item.at_tail:
+                return
+        pos += item.size
 
 
 def _skip_headers(buf: bytes, pos: int, end: int) -> None:

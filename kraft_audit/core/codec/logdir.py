@@ -30,6 +30,7 @@ from kraft_audit.core.codec.batches import (
     batch_events,
     encode_batch,
     iter_batches,
+    iter_events,
     problem_to_quarantined,
 )
 from kraft_audit.core.codec.records import encode_control, encode_value
@@ -107,11 +108,7 @@ def read_file_events(
     """Every event of one segment or snapshot file; a torn tail is quarantined."""
     path = Path(path)
     buf = path.read_bytes() if data is None else data
-    for item in iter_batches(buf):
-        if isinstance(item, Batch):
-            yield from batch_events(item, cluster_id, path.name)
-        else:
-            yield problem_to_quarantined(item, cluster_id, path.name)
+    yield from iter_events(buf, cluster_id, path.name)
 
 
 def not_a_metadata_log(path: str | os.PathLike, batches: int = 20) -> str | None:

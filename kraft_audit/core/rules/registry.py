@@ -20,8 +20,9 @@ ON_REGISTRATION = "registration"  # a registration request matched its RegisterB
 ON_REGISTRATION_TIMEOUT = "registration_timeout"  # a request never matched in time
 ON_LOG_DIRS = "log_dirs"  # a broker's log-dir inventory
 ON_INPUT = "input"  # a record the replay could not use as is
+ON_SNAPSHOT = "snapshot"  # a snapshot compared with the log replayed to its end (image.py)
 TRIGGERS = (ON_PARTITION, ON_PARTITION_BATCH_END, ON_BATCH_END, ON_REGISTRATION,
-            ON_REGISTRATION_TIMEOUT, ON_LOG_DIRS, ON_INPUT)
+            ON_REGISTRATION_TIMEOUT, ON_LOG_DIRS, ON_INPUT, ON_SNAPSHOT)
 
 PARTITION_RECORDS = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD", "CLEAR_ELR_RECORD")
 

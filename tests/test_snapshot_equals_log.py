@@ -82,3 +82,27 @@ def test_a_missing_topic_a_config_and_a_broker_field_are_each_a_finding(log_copy
     assert any("topic " in m and "snapshot absent" in m for m in messages)
     assert any("config 2/__consumer_offsets/" in m and "snapshot 'gzip'" in m for m in messages)
     assert any("broker 1:" in m and "'rack': 'rack-x'" in m for m in messages)
+
+
+@pytest.mark.spark
+def test_the_streaming_job_compares_the_snapshot_once(spark, log_copy, tmp_path):
+    from deltalake import DeltaTable
+
+    from kraft_audit.config import load_config
+    from kraft_audit.spark.job import AuditJob
+
+    def edit(records):
+        next(r for r in records if r[0] == "PARTITION_RECORD" and r[2]["partitionId"] == 3)[2]["isr"] = []
+    name, end = mutate_snapshot(log_copy, edit)
+    cfg = load_config(None, {"sources.log_dirs": str(log_copy), "checkpoint": str(tmp_path / "ck"),
+                             "tables": str(tmp_path / "tables"), "sources.max_records_per_trigger": 6000,
+                             "audit.buckets": 2, "metrics.enabled": False}, environ={})
+
+    def found():
+        rows = DeltaTable(str(tmp_path / "tables" / "violations")).to_pyarrow_table().to_pylist()
+        return [(r["rule_id"], r["cluster_id"], r["offset"], r["partition"]) for r in rows]
+
+    assert AuditJob(cfg, spark=spark).run(available_now=True)
+    assert found() == [("kraft.snapshot-equals-log", "PCbusMznQZi20FQlE8ke6g", end - 1, 3)]
+    assert AuditJob(cfg, spark=spark).run(available_now=True)  # a restart compares it no more
+    assert len(found()) == 1

@@ -55,11 +55,13 @@ class Auditor:
             if collecting:
                 gc.enable()
 
-    def judge_snapshot(self, comparison: SnapshotComparison) -> AuditOutput:
+    def judge_snapshot(self, comparison: SnapshotComparison, cluster_id: str | None = None) -> AuditOutput:
         """The snapshot rules on a snapshot compared with the log (image.verify_snapshots):
         findings placed where the snapshot ends (offset endOffset - 1, its last record's time)."""
         loop = self._loop
         out = loop.new_output()
+        if cluster_id is not None and not loop.cluster_id:
+            loop.cluster_id = loop.findings.cluster_id = cluster_id
         c = loop._check
         c.event, c.before, c.after, c.snapshot = None, None, None, comparison
         site = Site(comparison.end_offset - 1, comparison.timestamp_ms)

@@ -30,6 +30,7 @@ from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_given, min_is
 from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs
 from kraft_audit.core.codec.logdir import metadata_dir, read_meta_properties
 from kraft_audit.core.events import MetadataEvent
+from kraft_audit.core.image import verify_snapshots
 from kraft_audit.core.rules import CatalogError, load_catalog
 from kraft_audit.sideinputs.order import by_time, merge_by_time
 
@@ -71,13 +72,30 @@ def run(args: argparse.Namespace) -> int:
     if auditor.last_offset < 0:  # no record of the log found its place in it
         raise UsageError(f"no record of {args.path} could be applied: all {tally.records} rejected "
                          f"(first: {out.quarantined[0].reason if out.quarantined else '-'})")
+    snapshots = _compare_snapshots(auditor, out, Path(args.path), args.cluster_id)
     report = build_report(auditor, out, args.cluster_id, first[0] if first else None, min_isr_given(args))
+    report["snapshots"] = snapshots
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         print_report(report, every=args.all)
     return EXIT_FINDINGS if report["findings"] or report["offline_partitions"] else EXIT_OK
+
+
+def _compare_snapshots(auditor: Auditor, out, path: Path, cluster_id: str | None) -> list[dict]:
+    """Every snapshot of a log dir the log still covers, compared with the log's image at its
+    end (kraft.snapshot-equals-log); its findings join the others in log order."""
+    if not path.is_dir():
+        return []
+    compared = []
+    for comparison in verify_snapshots(path, cluster_id):
+        out.violations.extend(auditor.judge_snapshot(comparison).violations)
+        compared.append({"file": comparison.file, "end_offset": comparison.end_offset,
+                         "replayed_from": comparison.replayed_from,
+                         "differences": len(comparison.differences)})
+    out.violations.sort(key=lambda v: v.offset)
+    return compared
 
 
 def _noting_first(events, first: list):
@@ -145,6 +163,10 @@ def print_report(report: dict, every: bool = False) -> None:
               "brokers, topics and partitions created before that are unknown, not findings")
     m = report["min_isr"]
     print(min_isr_line(m["value"], m["source"], m.get("given"), m.get("given_by")))
+    for snap in report.get("snapshots", ()):
+        differences = plural(snap["differences"], "difference") if snap["differences"] else "no differences"
+        print(f"snapshot {snap['file']}: compared with the log replayed from {snap['replayed_from']}"
+              f", {differences}")
     findings, offline = report["findings"], report["offline_partitions"]
     verdict = [plural(len(findings), "finding") if findings else "no rule broken",
                f"{plural(offline, 'partition')} offline at the end of the log" if offline else "none offline"]

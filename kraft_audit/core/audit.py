@@ -22,13 +22,16 @@ from typing import Any, Iterable, Mapping
 from kraft_audit.core import snapshot
 from kraft_audit.core.event_loop import EventLoop
 from kraft_audit.core.events import MetadataEvent, Quarantined
-from kraft_audit.core.findings import AuditOutput
+from kraft_audit.core.findings import AuditOutput, bound_rules
+from kraft_audit.core.image import SnapshotComparison
 from kraft_audit.core.replay.conditions import LEADERLESS, UNDER_MIN_ISR
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.replay.sharded import ShardedDict, first_item
 from kraft_audit.core.replay.state import ClusterState
 from kraft_audit.core.rows import ClusterGauges, ConditionChange
 from kraft_audit.core.rules.catalog import Catalog
+from kraft_audit.core.rules.check import Site
+from kraft_audit.core.rules.registry import ON_SNAPSHOT
 from kraft_audit.core.watch import Watch
 
 __all__ = ["AuditOutput", "Auditor"]
@@ -51,6 +54,20 @@ class Auditor:
         finally:
             if collecting:
                 gc.enable()
+
+    def judge_snapshot(self, comparison: SnapshotComparison, cluster_id: str | None = None) -> AuditOutput:
+        """The snapshot rules on a snapshot compared with the log (image.verify_snapshots):
+        findings placed where the snapshot ends (offset endOffset - 1, its last record's time)."""
+        loop = self._loop
+        out = loop.new_output()
+        if cluster_id is not None and not loop.cluster_id:
+            loop.cluster_id = loop.findings.cluster_id = cluster_id
+        c = loop._check
+        c.event, c.before, c.after, c.snapshot = None, None, None, comparison
+        site = Site(comparison.end_offset - 1, comparison.timestamp_ms)
+        loop.findings.run(bound_rules(loop.catalog, ON_SNAPSHOT), site)
+        c.snapshot = None
+        return out
 
     def note_log_start(self, offset: int, source: str) -> None:
         """Where the input starts, before its first record is applied (the Spark shell says

@@ -44,6 +44,7 @@ from kraft_audit.core.rules.registry import (
     ON_LOG_DIRS,
     ON_PARTITION,
     ON_PARTITION_BATCH_END,
+    ON_RECORD,
     PARTITION_RECORDS,
     SETS_LEADER,
     change_shape,
@@ -105,6 +106,7 @@ class EventLoop:
         self._rules_by_shape: dict[tuple[str, str, int], list] = {}
         self._rules_batch_end = bound_rules(catalog, ON_BATCH_END)
         self._rules_log_dirs = bound_rules(catalog, ON_LOG_DIRS)
+        self._rules_record: dict[str, list] = {}  # record type -> its ON_RECORD rules
 
     def new_output(self) -> AuditOutput:
         out = self._out = self.findings.out = AuditOutput()
@@ -358,6 +360,14 @@ class EventLoop:
     def _cluster_record(self, event: MetadataEvent) -> None:
         state = self.state
         broker_id = _broker_of(event)
+        rules = self._rules_record.get(event.type)
+        if rules is None:
+            rules = self._rules_record[event.type] = bound_rules(self.catalog, ON_RECORD, event.type)
+        if rules:  # judged against the image the record is about to change
+            c = self._check
+            c.event, c.before, c.after = event, None, None
+            self._run(rules, _new(Site, (event.offset, event.timestamp_ms, None, event, None, None,
+                                         broker_id if type(broker_id) is int else None)))
         change = self._replay(event, state.apply, event)
         if change is None:
             return

@@ -97,6 +97,10 @@ class BatchWriter:
         self._applied: dict[str, int] = {}
         from kraft_audit.spark.source import LogDirPlanner
 
+        self._snapshots: set[str] | None = None  # snapshots compared with their log (cluster/file)
+        self._snapshots_new: set[str] = set()
+        self._snapshots_file = Path(cfg.checkpoint) / "kraft-audit-snapshots.json"
+        self._catalog = None
         self._planners = {}
         for d in cfg.sources.log_dirs:
             p = LogDirPlanner(d.path, d.cluster_id)
@@ -122,6 +126,8 @@ class BatchWriter:
             return  # a no-data batch in which no group timed out: nothing to record
         rows_by_table, stats = split_rows(arrow)
         row = self._progress(started_ms, stats, rows_by_table)
+        self._snapshot_findings(rows_by_table)
+        row.violations = len(rows_by_table.get(tables.VIOLATIONS.name, []))
         self._ensure_sinks()
         row.duration_seconds = round(time.perf_counter() - t0, 6)
         written = self.sinks.write_batch(batch_id, {**rows_by_table, tables.PROGRESS.name: [row]})
@@ -140,10 +146,59 @@ class BatchWriter:
         for name in BALANCE:
             self.counts[name] += progress[name]
         self.counts["held"] = progress["held"]
+        self._snapshots_done()
         if self.after_write is not None:
             self.after_write(batch_id)
         log.info("batch %d: %s; %d violations, %.2fs", batch_id, balance_line(progress),
                  progress["violations"], progress["duration_seconds"])
+
+    def _snapshot_findings(self, rows_by_table: dict[str, Any]) -> None:
+        """Each snapshot of a log dir the job has read past, compared once with the image the
+        log builds to its end (kraft.snapshot-equals-log, image.py): in the driver, from the
+        files, replaying from offset 0 or the snapshot before it; its findings join the batch's
+        violations. The snapshots compared are remembered beside the checkpoint."""
+        if not self._planners:
+            return
+        from kraft_audit.core.audit import Auditor
+        from kraft_audit.core.image import verify_snapshots
+        from kraft_audit.core.rules.catalog import load_catalog
+
+        if self._snapshots is None:
+            try:
+                self._snapshots = set(json.loads(self._snapshots_file.read_text()))
+            except (OSError, ValueError):
+                self._snapshots = set()
+        found = []
+        for cid, planner in self._planners.items():
+            applied = self._applied.get(cid)
+            if applied is None:
+                continue
+            for comparison in verify_snapshots(planner.dir, cid):
+                name = f"{cid}/{comparison.file}"
+                if name in self._snapshots or comparison.end_offset - 1 > applied:
+                    continue
+                if self._catalog is None:
+                    self._catalog = load_catalog(self.cfg.audit.rules_dir)
+                found += Auditor(self._catalog).judge_snapshot(comparison, cid).violations
+                self._snapshots_new.add(name)
+        if found:
+            new = tables.core_to_arrow(tables.VIOLATIONS, found)
+            held = rows_by_table.get(tables.VIOLATIONS.name)
+            if held is None or len(held) == 0:
+                rows_by_table[tables.VIOLATIONS.name] = new
+            else:
+                import pyarrow as pa
+                if not isinstance(held, pa.Table):
+                    held = tables.core_to_arrow(tables.VIOLATIONS, held)
+                rows_by_table[tables.VIOLATIONS.name] = pa.concat_tables([held, new.cast(held.schema)])
+
+    def _snapshots_done(self) -> None:
+        if self._snapshots_new:
+            self._snapshots |= self._snapshots_new
+            self._snapshots_new = set()
+            tmp = self._snapshots_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps(sorted(self._snapshots)))
+            os.replace(tmp, self._snapshots_file)
 
     def _progress(self, started_ms: int, stats: list[dict],
                   rows_by_table: dict[str, Any]) -> Progress:

@@ -106,6 +106,7 @@ class ClusterState:
         self.features: dict[str, int] = {}
         self.elr_enabled = False
         self._min_isr_cache: dict[str, int] = {}  # topic id -> effective min ISR
+        self.next_producer_id: int | None = None  # the newest ProducerIdsRecord's
 
     # ------------------------------------------------------------------ stored form
 
@@ -115,7 +116,8 @@ class ClusterState:
         return {"topics": self.topics, "topic_ids": self.topic_ids, "deleted_topics": self.deleted_topics,
                 "topic_partitions": self.topic_partitions,
                 "brokers": [tuple([getattr(b, n) for n in Broker.__slots__]) for b in self.brokers.values()],
-                "configs": self.configs, "features": self.features, "history_from": self.history_from}
+                "configs": self.configs, "features": self.features, "history_from": self.history_from,
+                "next_producer_id": self.next_producer_id}
 
     @classmethod
     def restored(cls, settings: CoreSettings, topology: dict, partition_blobs: dict[int, bytes]) -> ClusterState:
@@ -129,6 +131,7 @@ class ClusterState:
         state.configs = topology["configs"]
         state.features = topology["features"]
         state.history_from = topology["history_from"]
+        state.next_producer_id = topology.get("next_producer_id")
         state.partitions = partition_table(partition_blobs)
         state.reconfigure(settings)
         return state
@@ -316,6 +319,11 @@ class ClusterState:
             return self.features.get(ELR_FEATURE, 0) >= 1
         return configured and (self.metadata_version or 0) >= MV_4_0_IV1
 
+    def _producer_ids(self, event: MetadataEvent) -> Change:
+        _check_types(event.data, nextProducerId=int)
+        self.next_producer_id = event.data["nextProducerId"]
+        return NO_CHANGE
+
     def _register_broker(self, event: MetadataEvent) -> Change:
         data = event.data
         _check_types(data, brokerId=int)
@@ -394,6 +402,7 @@ _HANDLERS = {
     "CONFIG_RECORD": ClusterState._config,
     "FEATURE_LEVEL_RECORD": ClusterState._feature,
     "REGISTER_BROKER_RECORD": ClusterState._register_broker,
+    "PRODUCER_IDS_RECORD": ClusterState._producer_ids,
     "UNREGISTER_BROKER_RECORD": ClusterState._unregister_broker,
     "FENCE_BROKER_RECORD": ClusterState._fence_broker,
     "UNFENCE_BROKER_RECORD": ClusterState._unfence_broker,

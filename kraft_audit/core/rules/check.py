@@ -39,12 +39,14 @@ class Check:
         "batch",  # BatchInfo of the atomic batch (batch-end triggers)
         "match",  # RegistrationMatch (registration triggers)
         "problem",  # ReplayError (input trigger)
+        "snapshot",  # SnapshotComparison (snapshot trigger, image.py)
     )
 
     def __init__(self, state, settings):
         self.state = state
         self.settings = settings
         self.event = self.before = self.after = self.batch = self.match = self.problem = None
+        self.snapshot = None
         self.elr_enabled = False
         self.min_isr = 1
         self.params = {}

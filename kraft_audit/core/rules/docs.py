@@ -10,7 +10,8 @@ from kraft_audit.core.rules.coverage import CONDITIONS_MOVED, USE, rules_by_reco
 from kraft_audit.core.rules.crosswalk import PROPERTIES
 from kraft_audit.core.rules.registry import (ON_BATCH_END, ON_INPUT, ON_LOG_DIRS, ON_PARTITION,
                                         ON_PARTITION_BATCH_END, ON_REGISTRATION,
-                                        ON_REGISTRATION_TIMEOUT, SCOPE_CLUSTER)
+                                        ON_REGISTRATION_TIMEOUT, ON_RECORD, ON_SNAPSHOT,
+                                        SCOPE_CLUSTER)
 
 WHEN = {
     ON_PARTITION: "each partition record, as it is applied",
@@ -20,6 +21,8 @@ WHEN = {
     ON_REGISTRATION_TIMEOUT: "a registration request left unmatched",
     ON_LOG_DIRS: "each broker log-dir inventory",
     ON_INPUT: "a record replay cannot use",
+    ON_RECORD: "each cluster record of its types, before it is applied",
+    ON_SNAPSHOT: "each snapshot whose end the log holds, against the log replayed to it",
 }
 
 INTRO = """# Rules

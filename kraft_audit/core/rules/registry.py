@@ -20,8 +20,10 @@ ON_REGISTRATION = "registration"  # a registration request matched its RegisterB
 ON_REGISTRATION_TIMEOUT = "registration_timeout"  # a request never matched in time
 ON_LOG_DIRS = "log_dirs"  # a broker's log-dir inventory
 ON_INPUT = "input"  # a record the replay could not use as is
+ON_SNAPSHOT = "snapshot"  # a snapshot compared with the log replayed to its end (image.py)
+ON_RECORD = "record"  # a cluster record (not a partition's), before it is applied
 TRIGGERS = (ON_PARTITION, ON_PARTITION_BATCH_END, ON_BATCH_END, ON_REGISTRATION,
-            ON_REGISTRATION_TIMEOUT, ON_LOG_DIRS, ON_INPUT)
+            ON_REGISTRATION_TIMEOUT, ON_LOG_DIRS, ON_INPUT, ON_SNAPSHOT, ON_RECORD)
 
 PARTITION_RECORDS = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD", "CLEAR_ELR_RECORD")
 

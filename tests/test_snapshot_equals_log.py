@@ -1,0 +1,108 @@
+"""kraft.snapshot-equals-log: a snapshot is compared with the image the log builds to its end."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+
+import pytest
+
+from conftest import REAL_FIXTURES
+
+from kraft_audit.cli import check
+from kraft_audit.core.codec.logdir import list_snapshots, metadata_dir
+from kraft_audit.core.image import verify_snapshots
+from kraft_audit.testing.mutate import audit_log, rewrite_snapshot, snapshot_records
+
+WITH_SNAPSHOT = REAL_FIXTURES / "renoagilsaputra__kafka"
+
+
+def run_check(capsys, *argv) -> dict:
+    parser = argparse.ArgumentParser()
+    check.add_arguments(parser)
+    check.run(parser.parse_args([str(a) for a in argv] + ["--json"]))
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def log_copy(tmp_path):
+    target = tmp_path / "log"
+    shutil.copytree(WITH_SNAPSHOT, target)
+    return target
+
+
+def mutate_snapshot(log_dir, edit) -> tuple[str, int]:
+    """Re-write the log's snapshot with `edit` applied to its records (CRCs valid)."""
+    end, _epoch, snap = list_snapshots(metadata_dir(log_dir))[0]
+    records, _epoch, _ms = snapshot_records(snap)
+    edit(records)
+    rewrite_snapshot(snap, snap, records)
+    return snap.name, end
+
+
+def test_the_real_snapshot_equals_its_log(capsys):
+    comparisons = list(verify_snapshots(WITH_SNAPSHOT))
+    assert [(c.end_offset, c.replayed_from, c.differences) for c in comparisons] == [(7111, "offset 0", [])]
+    report = run_check(capsys, WITH_SNAPSHOT)
+    assert report["snapshots"] == [{"file": "00000000000000007111-0000000001.checkpoint", "end_offset": 7111,
+                                    "replayed_from": "offset 0", "differences": 0}]
+    assert report["findings"] == []
+
+
+def test_a_rewritten_but_equal_snapshot_is_still_equal(log_copy):
+    mutate_snapshot(log_copy, lambda records: None)  # framing by our writer changes nothing
+    assert [c.differences for c in verify_snapshots(log_copy)] == [[]]
+
+
+def test_a_partition_that_differs_is_named_with_both_values(log_copy, capsys):
+    def edit(records):
+        _t, _v, data = next(r for r in records if r[0] == "PARTITION_RECORD" and r[2]["partitionId"] == 7)
+        data["leaderEpoch"] += 1
+    name, end = mutate_snapshot(log_copy, edit)
+    report = run_check(capsys, log_copy)
+    [finding] = report["findings"]
+    assert finding["rule_id"] == "kraft.snapshot-equals-log" and finding["offset"] == end - 1
+    assert finding["topic"] == "__consumer_offsets" and finding["partition"] == 7
+    evidence = json.loads(finding["evidence"])
+    assert evidence["resource"][0] == "partition" and evidence["resource"][2] == 7
+    log_epoch = evidence["log_value"]["leader_epoch"]
+    assert evidence["snapshot_value"] == {"leader_epoch": log_epoch + 1}
+    assert name in finding["message"] and f"log {{'leader_epoch': {log_epoch}}}" in finding["message"]
+
+
+def test_a_missing_topic_a_config_and_a_broker_field_are_each_a_finding(log_copy):
+    def edit(records):
+        records[:] = [r for r in records if r[0] != "TOPIC_RECORD" or r[2]["name"] == "__consumer_offsets"]
+        next(r for r in records if r[0] == "CONFIG_RECORD")[2]["value"] = "gzip"
+        next(r for r in records if r[0] == "REGISTER_BROKER_RECORD")[2]["rack"] = "rack-x"
+    mutate_snapshot(log_copy, edit)
+    messages = [v.message for v in audit_log(log_copy)]
+    assert len(messages) == 3, messages
+    assert any("topic " in m and "snapshot absent" in m for m in messages)
+    assert any("config 2/__consumer_offsets/" in m and "snapshot 'gzip'" in m for m in messages)
+    assert any("broker 1:" in m and "'rack': 'rack-x'" in m for m in messages)
+
+
+@pytest.mark.spark
+def test_the_streaming_job_compares_the_snapshot_once(spark, log_copy, tmp_path):
+    from deltalake import DeltaTable
+
+    from kraft_audit.config import load_config
+    from kraft_audit.spark.job import AuditJob
+
+    def edit(records):
+        next(r for r in records if r[0] == "PARTITION_RECORD" and r[2]["partitionId"] == 3)[2]["isr"] = []
+    name, end = mutate_snapshot(log_copy, edit)
+    cfg = load_config(None, {"sources.log_dirs": str(log_copy), "checkpoint": str(tmp_path / "ck"),
+                             "tables": str(tmp_path / "tables"), "sources.max_records_per_trigger": 6000,
+                             "audit.buckets": 2, "metrics.enabled": False}, environ={})
+
+    def found():
+        rows = DeltaTable(str(tmp_path / "tables" / "violations")).to_pyarrow_table().to_pylist()
+        return [(r["rule_id"], r["cluster_id"], r["offset"], r["partition"]) for r in rows]
+
+    assert AuditJob(cfg, spark=spark).run(available_now=True)
+    assert found() == [("kraft.snapshot-equals-log", "PCbusMznQZi20FQlE8ke6g", end - 1, 3)]
+    assert AuditJob(cfg, spark=spark).run(available_now=True)  # a restart compares it no more
+    assert len(found()) == 1

@@ -153,8 +153,8 @@ def test_a_log_that_starts_mid_history_is_judged_only_where_it_can_be(tmp_path, 
 
 def many_topics_offline(tmp_path, topics: int):
     lines = [payload("REGISTER_BROKER_RECORD", {"brokerId": 1, "brokerEpoch": 1,
-                                                "incarnationId": "AAAAAAAAAAAAAAAAAAAAAQ", "fenced": False})]
-    for i in range(topics):
+                                                "incarnationId": "AAAAAAAAAAAAAAAAAAAAAQ", "fenced": True})]
+    for i in range(topics):  # broker 1 fenced: offline, with no one the controller could elect
         tid = f"T{i:03d}" + "A" * 18
         lines.append(payload("TOPIC_RECORD", {"name": f"topic-with-a-long-name-{i:03d}", "topicId": tid}))
         lines.append(payload("PARTITION_RECORD", {"partitionId": 0, "topicId": tid, "replicas": [1], "isr": [1],

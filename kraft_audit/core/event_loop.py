@@ -258,6 +258,14 @@ class EventLoop:
             return
         state = self.state
         min_isr = state.effective_min_isr(after)  # conditions and rows: the state after
+        if after.unknown:
+            # created before a partial log: no rule judges a state it cannot see whole, but
+            # its conditions and row are what is known of it (is it offline?)
+            if before is None:  # first seen: its topic's partition ids changed
+                self.topology_blob = None
+            self._conditions(event, key, condition_mask(after, min_isr, state))
+            self._out.partitions.append(self._partition_row(after, event, min_isr=min_isr))
+            return
         min_isr_before = state.effective_min_isr_before(before, after)
         etype = event.type
         if etype == "PARTITION_CHANGE_RECORD":
@@ -312,18 +320,18 @@ class EventLoop:
     def condition_row(self, key, name: str, start: tuple[int, int]) -> ConditionChange:
         topic_id, partition = key
         return ConditionChange(f"{self.cluster_id}/{name}/{topic_id}/{partition}/{start[0]}", name,
-                               self.cluster_id, self.state.topic_name(topic_id), topic_id, partition,
+                               self.cluster_id, self.state.topic_label(topic_id), topic_id, partition,
                                start[0], start[1])
 
     def _partition_row(self, after: Partition, event: MetadataEvent, min_isr: int | None = None,
                        deleted: bool = False) -> PartitionRow:
         return PartitionRow(
-            self.cluster_id, self.state.topic_name(after.topic_id), after.topic_id, after.partition,
+            self.cluster_id, self.state.topic_label(after.topic_id), after.topic_id, after.partition,
             list(after.replicas), list(after.isr), list(after.elr), list(after.last_known_elr),
             list(after.adding_replicas), list(after.removing_replicas), after.leader,
             after.leader_epoch, after.partition_epoch, after.leader_recovery_state,
             min_isr if min_isr is not None else self.state.effective_min_isr(after), deleted,
-            event.offset, event.timestamp_ms, event.type)
+            event.offset, event.timestamp_ms, event.type, list(after.unknown))
 
     # ------------------------------------------------------------ cluster records
 

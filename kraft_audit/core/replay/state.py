@@ -131,6 +131,11 @@ class ClusterState:
     def topic_name(self, topic_id: str) -> str | None:
         return self.topics.get(topic_id) or self.deleted_topics.get(topic_id)
 
+    def topic_label(self, topic_id: str) -> str | None:
+        """The topic's name; in a partial log, its id while no record has named it."""
+        name = self.topic_name(topic_id)
+        return topic_id if name is None and self.history_from is not None else name
+
     def config(self, topic_id: str, name: str) -> str | None:
         """A topic config resolved as the controller does: topic, then cluster default."""
         topic = self.topics.get(topic_id)
@@ -148,7 +153,11 @@ class ClusterState:
         if cached is not None:
             return cached
         first = self.partitions.get((topic_id, 0), partition)
-        value = min(self._configured_min_isr(topic_id), len(first.replicas))
+        if "replicas" in first.unknown:  # the replica count is not known: the configured value
+            first = partition if "replicas" not in partition.unknown else None
+        value = self._configured_min_isr(topic_id)
+        if first is not None:
+            value = min(value, len(first.replicas))
         self._min_isr_cache[topic_id] = value
         return value
 
@@ -170,7 +179,7 @@ class ClusterState:
         """The topic's effective min ISR before the partition went from before to after
         (the state already holds after): it differs only when partition 0's replica count
         changed, as when a reassignment of partition 0 starts or completes."""
-        if before is None or after.partition != 0 or before.replicas == after.replicas:
+        if before is None or after.partition != 0 or before.replicas == after.replicas or before.unknown:
             return self.effective_min_isr(after)
         return min(self._configured_min_isr(after.topic_id), len(before.replicas))
 
@@ -213,12 +222,21 @@ class ClusterState:
     def _partition_change(self, event: MetadataEvent) -> Change:
         return Change((self.change_partition(event.data),))
 
-    def change_partition(self, data: dict) -> tuple[Partition, Partition]:
-        """Apply a PartitionChangeRecord's data; (before, after). The auditor's hot path."""
+    def change_partition(self, data: dict) -> tuple[Partition | None, Partition]:
+        """Apply a PartitionChangeRecord's data; (before, after), before None for a partition
+        a partial log had not shown (after then holds unknown fields). The auditor's hot path."""
         key = (data["topicId"], data["partitionId"])
         if type(key[1]) is not int:
             raise TypeError(f"partitionId {key[1]!r} is not an integer")
         before = self.partitions.get(key)
+        if before is None and self.history_from is not None:
+            # created before this partial log: its state is still state (is it offline?), so
+            # it is tracked from what the record says, the rest unknown
+            after = Partition.from_change(data)
+            self.partitions[key] = after
+            self.topic_partitions.setdefault(key[0], []).append(key[1])
+            self._min_isr_cache.pop(key[0], None)
+            return None, after
         if before is None:
             raise ReplayError("unknown-partition",
                               f"PartitionChangeRecord for partition {key[0]}-{key[1]} "
@@ -259,6 +277,8 @@ class ClusterState:
     def _remove_topic(self, event: MetadataEvent) -> Change:
         topic_id = event.data["topicId"]
         name = self.topics.pop(topic_id, None)
+        if name is None and self.history_from is not None and topic_id in self.topic_partitions:
+            name = topic_id  # created before a partial log, known by its partitions' changes
         if name is None:
             raise ReplayError("unknown-topic", f"RemoveTopicRecord for unknown topic id {topic_id}")
         self.topic_ids.pop(name, None)

@@ -139,7 +139,7 @@ def replay(path: Path, cluster_id: str | None, at_offset: int | None,
     _require_applied(path, tally, applied, at_offset)
     if state.history_from is not None:
         print(f"# partial log: it starts at offset {state.history_from} without a snapshot; "
-              f"{unknown} records about brokers, topics and partitions created before it were "
+              f"{unknown} records about brokers and topics created before it were "
               "skipped (unknown, not wrong)", file=sys.stderr)
     return state
 

@@ -282,7 +282,7 @@ def print_table(state: ClusterState, rows: list[dict]) -> None:
 
 
 BROKER_COLUMNS = ["broker", "epoch", "registered", "fenced", "controlled_shutdown",
-                  "last_shutdown", "last_change_offset", "last_change_time"]
+                  "last_shutdown", "last_shutdown_source", "last_change_offset", "last_change_time"]
 
 
 def brokers(state: ClusterState) -> list[dict]:
@@ -290,7 +290,8 @@ def brokers(state: ClusterState) -> list[dict]:
     return [{"broker_id": b.broker_id, "epoch": b.epoch, "incarnation_id": b.incarnation_id,
              "registered": b.registered, "fenced": b.fenced,
              "in_controlled_shutdown": b.in_controlled_shutdown,
-             "last_shutdown": b.last_shutdown, "offset": b.offset, "timestamp_ms": b.timestamp_ms}
+             "last_shutdown": b.last_shutdown, "last_shutdown_source": b.last_shutdown_source,
+             "offset": b.offset, "timestamp_ms": b.timestamp_ms}
             for b in sorted(state.brokers.values(), key=lambda b: b.broker_id)]
 
 
@@ -304,6 +305,7 @@ def print_brokers(rows: list[dict]) -> None:
         "controlled_shutdown": yes_no(r["in_controlled_shutdown"]),
         # None: no restart seen, so no verdict on how it last stopped
         "last_shutdown": r["last_shutdown"] or "-",
+        "last_shutdown_source": r["last_shutdown_source"] or "-",
         "last_change_offset": str(r["offset"]), "last_change_time": iso_utc(r["timestamp_ms"]),
     } for r in rows], BROKER_COLUMNS, format_cell=lambda _column, value: value)
 

@@ -28,6 +28,7 @@ from kraft_audit.core.replay.partition import RECOVERED, RECOVERING, Partition
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.replay.state import (
     MIN_ISR,
+    SOURCE_INFERRED,
     TOPIC_RESOURCE,
     UNCLEAN_ELECTION,
     ClusterState,
@@ -83,6 +84,7 @@ class EventLoop:
         self.topology_blob: bytes | None = None  # stored form of the state but its partitions; None = changed
         self._batch: BatchInfo | None = None
         self._batch_event: MetadataEvent | None = None
+        self._leaders_moved: set[int] = set()  # brokers whose leaderships moved in this batch
         self.catalog = catalog
         self._check = check = Check(self.state, settings)
         self.findings = FindingSink(self.state, catalog, check, emit_cluster_findings)
@@ -281,6 +283,8 @@ class EventLoop:
         if before is not None:
             if self._rules_partition_batch_end[etype] and self._batch is not None:
                 self._batch.changes.append(_new(BatchChange, (site, elr_enabled, judged_min_isr, shape)))
+            if before.leader != after.leader and before.leader >= 0:
+                self._leaders_moved.add(before.leader)
             if shape & SETS_LEADER or before.leader_recovery_state != after.leader_recovery_state:
                 self._count_transitions(event, before, after)
             if min_isr_before != min_isr:  # partition 0's replica count moved the topic's
@@ -350,6 +354,8 @@ class EventLoop:
                 self._broker_registered(event, change.broker_before)
             elif fences:
                 batch.fenced.add(broker_id)
+                if broker_id in state.brokers:  # the fence moves its leaderships in its batch
+                    state.brokers[broker_id].led_when_fenced = broker_id in self._leaders_moved
             before = change.broker_before
             batch.broker_changes.append(BrokerChange(
                 event.offset, broker_id, before is not None and before.acceptable_leader,
@@ -378,10 +384,16 @@ class EventLoop:
         new_incarnation = before is None or before.incarnation_id != incarnation
         stored_epoch = before.epoch if before is not None and before.registered else -2
         if before is not None and new_incarnation:
-            # Until the registration request says otherwise: a restart after a controlled
-            # shutdown was clean, one after a crash (fenced by heartbeat timeout) unclean.
-            self.state.brokers[broker_id].last_shutdown = (
-                "clean" if before.in_controlled_shutdown else "unclean")
+            # Until the registration request says otherwise, inferred from the log: a restart
+            # after a controlled shutdown was clean. Without one it was unclean only if the
+            # broker led partitions when fenced: Kafka shuts a broker that leads nothing down at
+            # once, fencing it without ever marking it in controlled shutdown
+            # (BrokerHeartbeatManager.calculateNextBrokerState: SHUTDOWN_NOW), so for such a
+            # broker a clean stop and a crash write the same records: unknown.
+            broker = self.state.brokers[broker_id]
+            broker.last_shutdown = ("clean" if before.in_controlled_shutdown
+                                    else "unclean" if before.led_when_fenced else "unknown")
+            broker.last_shutdown_source = SOURCE_INFERRED
         self._batch.registered[broker_id] = Registered(
             broker_id, incarnation, event.offset, event.timestamp_ms, stored_epoch, new_incarnation,
             self.state.elr_enabled, self.state.metadata_version)
@@ -393,6 +405,7 @@ class EventLoop:
         if batch is None:
             return
         self._batch = self._batch_event = None
+        self._leaders_moved.clear()
         self.findings.closing = batch
         batch.timestamp_ms = event.timestamp_ms
         c = self._check

@@ -110,9 +110,13 @@ class BrokerRow:
     registered: bool = column(BOOL)
     fenced: bool = column(BOOL)
     in_controlled_shutdown: bool = column(BOOL)
-    last_shutdown: str | None = column(STRING, "`clean`, `unclean`, null before the first restart")
+    last_shutdown: str | None = column(STRING, "`clean`, `unclean`, `unknown` (a broker that led nothing, "
+                                       "from the log alone), null before the first restart")
     offset: int = column(INT64, key=True)
     timestamp_ms: int = column(INT64, key=True)
+    last_shutdown_source: str | None = column(
+        STRING, "where last_shutdown comes from: `request-log` (the broker's registration request in "
+        "the controller's request log) or `inferred` (the metadata log alone)", default=None)
 
 
 @dataclass(slots=True)

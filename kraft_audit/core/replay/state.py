@@ -30,17 +30,26 @@ UNCLEAN_ELECTION = "unclean.leader.election.enable"
 PartitionKey = tuple[str, int]
 
 
+# where a broker's last-shutdown verdict comes from
+SOURCE_REQUEST_LOG = "request-log"  # the broker's registration request in the controller's request log
+SOURCE_INFERRED = "inferred"  # from the metadata log alone
+SOURCE_TEXT = {SOURCE_REQUEST_LOG: "read from the registration request",
+               SOURCE_INFERRED: "inferred from the metadata log"}
+
+
 # ReplayError codes that only mean "created before a partial log starts"
 UNKNOWN_BEFORE_HISTORY = frozenset({"unknown-broker", "unknown-topic", "unknown-partition"})
 
 
 class Broker:
     __slots__ = ("broker_id", "epoch", "incarnation_id", "fenced", "in_controlled_shutdown",
-                 "registered", "last_shutdown", "offset", "timestamp_ms")
+                 "registered", "last_shutdown", "offset", "timestamp_ms", "last_shutdown_source",
+                 "led_when_fenced")
 
     def __init__(self, broker_id: int, epoch: int, incarnation_id: str | None, fenced: bool,
                  in_controlled_shutdown: bool, registered: bool, last_shutdown: str | None,
-                 offset: int, timestamp_ms: int):
+                 offset: int, timestamp_ms: int, last_shutdown_source: str | None = None,
+                 led_when_fenced: bool = False):
         self.broker_id = broker_id
         self.epoch = epoch
         self.incarnation_id = incarnation_id
@@ -50,6 +59,10 @@ class Broker:
         self.last_shutdown = last_shutdown
         self.offset = offset
         self.timestamp_ms = timestamp_ms
+        # where last_shutdown comes from: SOURCE_REQUEST_LOG or SOURCE_INFERRED; None before it
+        self.last_shutdown_source = last_shutdown_source
+        # whether its leaderships moved in the batch that last fenced it
+        self.led_when_fenced = led_when_fenced
 
     @property
     def acceptable_leader(self) -> bool:
@@ -327,7 +340,8 @@ class ClusterState:
         self.brokers[broker_id] = Broker(
             broker_id, data.get("brokerEpoch", -1), data.get("incarnationId"),
             bool(data.get("fenced", True)), bool(data.get("inControlledShutdown", False)),
-            True, before.last_shutdown if before else None, event.offset, event.timestamp_ms)
+            True, before.last_shutdown if before else None, event.offset, event.timestamp_ms,
+            before.last_shutdown_source if before else None, before.led_when_fenced if before else False)
         return Change((), before)
 
     def _known_broker(self, broker_id: int, event: MetadataEvent) -> Broker:

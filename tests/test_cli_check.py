@@ -204,3 +204,22 @@ def test_a_log_kept_by_retention_still_says_what_is_offline(tmp_path, capsys, un
     assert main(["describe", "--unavailable-partitions", str(log)]) == 0
     text = capsys.readouterr().out
     assert ("Replicas: unknown" in text) == bool(offline)
+
+
+def test_what_is_inferred_says_so_on_real_logs(capsys):
+    """Without the controller's request log a restart verdict is inferred from the metadata
+    log, and without a min ISR given or logged it is assumed: every view says which."""
+    from kraft_audit.cli.main import main
+
+    log = REAL_FIXTURES / "subpxl__streamprocessing"  # three restarts, each after a controlled shutdown
+    run_check(log, "--json")
+    [broker] = json.loads(capsys.readouterr().out)["brokers"]
+    assert (broker["last_shutdown"], broker["last_shutdown_source"]) == ("clean", "inferred")
+    run_check(log)
+    assert "last restart clean (inferred from the metadata log)" in capsys.readouterr().out
+    assert main(["describe", "--json", str(log)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows and {r["min_isr_source"] for r in rows} == {"assumed"}
+    assert main(["describe", "--json", "--min-insync-replicas", "2", str(log)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["min_isr_source"] for r in rows} == {"setting"}

@@ -446,4 +446,5 @@ def test_a_log_kept_by_retention_shows_its_offline_partitions_in_the_tables(spar
         row = states[key]
         assert row["topic"] == row["topic_id"]
         assert "replicas" in row["unknown_fields"] and "leader" not in row["unknown_fields"]
+        assert row["min_isr_source"] == "assumed"  # no min ISR given or logged: said so
     assert not [q for q in table(cfg, "quarantine") if "PartitionChangeRecord" in q["reason"]]

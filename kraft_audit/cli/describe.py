@@ -230,6 +230,7 @@ def describe(state: ClusterState, topic: str | None, keep=None) -> list[dict]:
             "leader_recovery_state": recovery_state_name(p.leader_recovery_state),
             "leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch,
             "effective_min_isr": state.effective_min_isr(p),
+            "min_isr_source": state.min_isr_source(topic_id),
         })
         for field in p.unknown:  # created before a partial log: what no record told is unknown
             if field in rows[-1]:

@@ -335,7 +335,8 @@ class EventLoop:
             list(after.adding_replicas), list(after.removing_replicas), after.leader,
             after.leader_epoch, after.partition_epoch, after.leader_recovery_state,
             min_isr if min_isr is not None else self.state.effective_min_isr(after), deleted,
-            event.offset, event.timestamp_ms, event.type, list(after.unknown))
+            event.offset, event.timestamp_ms, event.type, self.state.min_isr_source(after.topic_id),
+            list(after.unknown))
 
     # ------------------------------------------------------------ cluster records
 

@@ -93,6 +93,10 @@ class PartitionRow:
     offset: int = column(INT64, "the record that produced this state", key=True)
     timestamp_ms: int = column(INT64, key=True)
     record_type: str = column(STRING, "the record that produced it")
+    min_isr_source: str = column(
+        STRING, "where effective_min_isr's min.insync.replicas comes from: `topic`, `log` (the "
+        "cluster's ConfigRecord), `setting` (given to the auditor) or `assumed` (none: Kafka's default 1)",
+        default="assumed")
     unknown_fields: list[str] = column(
         "list<string>", "fields no record has set (a partition created before a partial log, known "
         "from its change records): their columns hold [] or -1, meaning unknown; empty when all are known",

@@ -177,6 +177,14 @@ class ClusterState:
     def _configured_min_isr(self, topic_id: str) -> int:
         return _int_or(self.config(topic_id, MIN_ISR), self.cluster_min_isr()[0])
 
+    def min_isr_source(self, topic_id: str) -> str:
+        """Where a topic's min.insync.replicas comes from: "topic" (its ConfigRecord), else
+        the cluster's source (cluster_min_isr)."""
+        topic = self.topics.get(topic_id)
+        if topic and self.configs.get((TOPIC_RESOURCE, topic), {}).get(MIN_ISR) is not None:
+            return "topic"
+        return self.cluster_min_isr()[1]
+
     def cluster_min_isr(self) -> tuple[int, str]:
         """The cluster's min.insync.replicas and its source: "log" (the cluster-level
         ConfigRecord), "setting" (the controller's static config, given to the auditor) or

@@ -84,7 +84,8 @@ class BrokerEvent:
     kind: str  # REGISTERED | UNREGISTERED | FENCED | UNFENCED | CONTROLLED_SHUTDOWN
     offset: int
     timestamp_ms: int
-    last_shutdown: str | None = None  # on REGISTERED after a restart: "clean" | "unclean"
+    last_shutdown: str | None = None  # on REGISTERED after a restart: "clean" | "unclean" | "unknown"
+    last_shutdown_source: str | None = None  # "request-log" | "inferred" (BrokerRow)
 
 
 @dataclass
@@ -215,7 +216,7 @@ def broker_events(rows: Iterable[BrokerRow]) -> list[BrokerEvent]:
 
         def event(kind: str, last_shutdown: str | None = None) -> None:
             events.append(BrokerEvent(row.broker_id, kind, row.offset, row.timestamp_ms,
-                                      last_shutdown))
+                                      last_shutdown, row.last_shutdown_source if last_shutdown else None))
 
         if row.registered and (before is None or not before.registered
                                or before.broker_epoch != row.broker_epoch

@@ -370,7 +370,7 @@ def html_page(timeline: Timeline, png: bytes) -> str:
     brokers = table(
         ["offset", "time (UTC)", "broker", "event"],
         [[e.offset, when(e.timestamp_ms), e.broker_id,
-          e.kind + (f" (after {e.last_shutdown} shutdown)" if e.last_shutdown else "")]
+          e.kind + (f" (after {e.last_shutdown} shutdown, {e.last_shutdown_source})" if e.last_shutdown else "")]
          for e in timeline.shown_broker_events()])
     title = esc(f"kraft-audit timeline: {timeline.topic}-{timeline.partition}")
     picture = base64.b64encode(png).decode("ascii")

@@ -11,6 +11,7 @@ from kraft_audit.core.codec.logdir import METADATA_DIR, read_log_dir
 from kraft_audit.core.events import MetadataEvent
 
 REAL_OFFLINE = Path(__file__).parent / "fixtures" / "kraft-real" / "Niloufar1171__LDI-POC"
+SUBPXL = Path(__file__).parent / "fixtures" / "kraft-real" / "subpxl__streamprocessing"
 RENO = Path(__file__).parent / "fixtures" / "kraft-real" / "renoagilsaputra__kafka"
 RENO_SNAPSHOT = "00000000000000007111-0000000001.checkpoint"
 RENO_SNAPSHOT_END = 7111  # the state after offset 7110
@@ -22,14 +23,18 @@ def first_batch_at(log: Path, offset: int) -> MetadataEvent:
                 if isinstance(e, MetadataEvent) and e.offset >= offset and e.offset == e.batch_base_offset)
 
 
-def later_segment(into: Path, whole: Path = REAL_OFFLINE, from_offset: int = 2000) -> tuple[Path, int]:
+def later_segment(into: Path, whole: Path = REAL_OFFLINE, from_offset: int = 2000,
+                  until_offset: int | None = None) -> tuple[Path, int]:
     """A single later segment of a real log: its bytes from the first batch at or after
-    `from_offset`, named by that batch's base offset. (its __cluster_metadata-0 dir, offset)"""
+    `from_offset` (up to the batch holding `until_offset`, excluded, when given), named by
+    that batch's base offset. (its __cluster_metadata-0 dir, offset)"""
     [segment] = (whole / METADATA_DIR).glob("*.log")
     cut = first_batch_at(whole, from_offset)
+    end = None if until_offset is None else next(
+        e.position for e in read_log_dir(whole) if isinstance(e, MetadataEvent) and e.offset >= until_offset)
     log = into / METADATA_DIR
     log.mkdir(parents=True)
-    (log / f"{cut.offset:020d}.log").write_bytes(segment.read_bytes()[cut.position:])
+    (log / f"{cut.offset:020d}.log").write_bytes(segment.read_bytes()[cut.position:end])
     return log, cut.offset
 
 

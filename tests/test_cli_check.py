@@ -213,3 +213,80 @@ def test_min_isr_says_which_source_gave_it_and_when_the_log_overrides_a_flag(tmp
     run_check(dump_file, "--json", "--min-insync-replicas", 3)
     assert json.loads(capsys.readouterr().out)["min_isr"] == {
         "value": 2, "source": "log", "given": 3, "given_by": "--min-insync-replicas"}
+
+
+def _offline_at_end(log) -> set[tuple[str, int]]:
+    """The partitions whose last record in `log` that sets a leader sets -1 (as
+    kafka-dump-log prints the records): read from the records, not from the replay."""
+    from kraft_audit.core.codec.logdir import read_log_dir
+    from kraft_audit.core.events import MetadataEvent
+
+    leader = {}
+    for e in read_log_dir(log):
+        if isinstance(e, MetadataEvent) and e.type in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD") \
+                and e.data.get("leader", -2) != -2:
+            leader[(e.data["topicId"], e.data["partitionId"])] = e.data["leader"]
+    return {key for key, value in leader.items() if value == -1}
+
+
+@pytest.mark.parametrize("until, offline", [(557, 51), (844, 0)], ids=["during-outage", "after-recovery"])
+def test_a_log_kept_by_retention_still_says_what_is_offline(tmp_path, capsys, until, offline):
+    """A real log cut after its topics were created (no PartitionRecord, no snapshot), ending
+    during an outage or after it: the partitions its last records set leaderless are offline,
+    named by topic id, and nothing about them is a finding or quarantined."""
+    from kraft_audit.cli.main import main
+    from kraft_audit.core.codec.logdir import read_log_dir
+    from kraft_audit.core.events import MetadataEvent
+    from log_cuts import SUBPXL
+
+    log, start = later_segment(tmp_path, SUBPXL, from_offset=300, until_offset=until)
+    expected = _offline_at_end(log.parent)
+    assert len(expected) == offline
+
+    assert run_check(log, "--json", "--all") == (1 if offline else 0)
+    report = json.loads(capsys.readouterr().out)
+    assert report["partial_from_offset"] == start and report["findings"] == []
+    assert report["offline_partitions"] == offline
+    leaderless = {(c["topic_id"], c["partition"]) for c in report["open_conditions"]
+                  if c["condition"] == "leaderless"}
+    assert leaderless == expected
+    assert all(c["topic"] == c["topic_id"] for c in report["open_conditions"])  # named by id
+    assert not [q for q in report["quarantined"] if "PartitionChangeRecord" in q["reason"]]
+    records = report["records"]
+    in_cut = sum(1 for e in read_log_dir(log.parent) if isinstance(e, MetadataEvent))
+    # counts balance: every record applied (the missing-offsets row is not a record)
+    assert records["applied"] + records["duplicates"] + records["quarantined"] - 1 == in_cut
+
+    run_check(log, "--all")
+    out = capsys.readouterr().out
+    assert (f"{offline} partitions offline" if offline else "none offline") in out
+    for topic_id, partition in expected:
+        assert f"{topic_id}-{partition} since offset" in out or not offline
+
+    assert main(["describe", "--unavailable-partitions", "--json", str(log)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {(r["topic_id"], r["partition"]) for r in rows} == expected
+    # what no record said is unknown, not a made-up value
+    assert all(r["leader"] == -1 and r["replicas"] is None and r["leader_epoch"] is None for r in rows)
+    assert main(["describe", "--unavailable-partitions", str(log)]) == 0
+    text = capsys.readouterr().out
+    assert ("Replicas: unknown" in text) == bool(offline)
+
+
+def test_what_is_inferred_says_so_on_real_logs(capsys):
+    """Without the controller's request log a restart verdict is inferred from the metadata
+    log, and without a min ISR given or logged it is assumed: every view says which."""
+    from kraft_audit.cli.main import main
+
+    log = REAL_FIXTURES / "subpxl__streamprocessing"  # three restarts, each after a controlled shutdown
+    run_check(log, "--json")
+    [broker] = json.loads(capsys.readouterr().out)["brokers"]
+    assert (broker["last_shutdown"], broker["last_shutdown_source"]) == ("clean", "inferred")
+    run_check(log)
+    assert "last restart clean (inferred from the metadata log)" in capsys.readouterr().out
+    assert main(["describe", "--json", str(log)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows and {r["min_isr_source"] for r in rows} == {"assumed"}
+    assert main(["describe", "--json", "--min-insync-replicas", "2", str(log)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["min_isr_source"] for r in rows} == {"setting"}

@@ -222,17 +222,24 @@ def test_brokers_view_names_the_last_change_of_each_broker(capsys):
     # three restarts, each after a controlled shutdown: the last one was clean
     assert row["last_shutdown"] == "clean"
     header, line = text_of(capsys, FIXTURE, "--brokers").splitlines()
+    # ... read from the log alone (no request log given): the view says so
+    assert row["last_shutdown_source"] == "inferred"
     assert header.split() == ["broker", "epoch", "registered", "fenced", "controlled_shutdown",
-                              "last_shutdown", "last_change_offset", "last_change_time"]
-    assert line.split() == ["1", "923", "yes", "yes", "yes", "clean", str(last.offset),
+                              "last_shutdown", "last_shutdown_source", "last_change_offset",
+                              "last_change_time"]
+    assert line.split() == ["1", "923", "yes", "yes", "yes", "clean", "inferred", str(last.offset),
                             iso(last.timestamp_ms)]
 
 
 def test_brokers_view_tells_unclean_restarts(crashes, capsys):
-    """Every broker of the incident crashed (no controlled shutdown) and came back."""
+    """Every broker of the incident crashed (no controlled shutdown) and came back. From the
+    log alone that is unclean for brokers 1 and 2, which led the partition when fenced; broker
+    3 led nothing, and Kafka fences a broker that leads nothing at once on a clean stop too
+    (never marking it in controlled shutdown): its verdict is unknown. Each says it is inferred."""
     rows = json_rows(capsys, crashes, "--brokers")
     assert [r["broker_id"] for r in rows] == [1, 2, 3]
-    assert {r["last_shutdown"] for r in rows} == {"unclean"}
+    assert [r["last_shutdown"] for r in rows] == ["unclean", "unclean", "unknown"]
+    assert {r["last_shutdown_source"] for r in rows} == {"inferred"}
     assert all(r["registered"] and not r["fenced"] for r in rows)
     before_any_restart = records(crashes)[0].offset + 30
     early = json_rows(capsys, crashes, "--brokers", "--at-offset", before_any_restart)

@@ -117,6 +117,7 @@ def test_real_restarts_are_judged_clean_or_unclean(cluster, request, tmp_path):
     assert [(v.rule_id, v.message) for v in out.violations] == []
     assert not auditor.registrations.pending_requests  # every request met its record
     assert auditor.state.brokers[2].last_shutdown == "unclean"
+    assert auditor.state.brokers[2].last_shutdown_source == "request-log"
 
     report = run_check(cluster.metadata_log_dir, "--json", "--registrations",
                        cluster.controller.request_log)
@@ -135,8 +136,8 @@ def test_real_restarts_are_judged_clean_or_unclean(cluster, request, tmp_path):
         streamed = stream_once(request.getfixturevalue("spark"), cluster, tmp_path / "job")
         assert streamed["violations"] == [] and streamed["quarantine"] == []
         [b2_row] = [b for b in streamed["brokers"] if b["broker_id"] == 2]
-        assert (b2_row["last_shutdown"], b2_row["incarnation_id"]) == \
-            ("unclean", records[-1]["incarnationId"])
+        assert (b2_row["last_shutdown"], b2_row["last_shutdown_source"], b2_row["incarnation_id"]) == \
+            ("unclean", "request-log", records[-1]["incarnationId"])
 
 
 def stream_once(spark, cluster: KafkaCluster, work):

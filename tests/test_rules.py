@@ -183,6 +183,7 @@ def test_registration_verdicts(kraft_log, clean, removed, rule_id, fires):
     at = reg.offset if not clean else reg.offset - 1
     assert [(v.offset, v.broker_id, v.partition) for v in hits] == ([(at, 3, 0)] if fires else [])
     assert auditor.state.brokers[3].last_shutdown == ("clean" if clean else "unclean")
+    assert auditor.state.brokers[3].last_shutdown_source == "request-log"  # read, not inferred
 
 
 def test_registration_request_may_arrive_first(kraft_log):

@@ -471,3 +471,33 @@ def test_a_log_booted_from_a_snapshot_is_written_where_the_snapshot_ends(spark, 
     assert rows(history, *columns) == rows(out.partitions, *columns)
     assert rows(table(cfg, "brokers"), "broker_id", "offset", "timestamp_ms") == \
         rows({b.broker_id: b for b in out.brokers}.values(), "broker_id", "offset", "timestamp_ms")
+
+
+def test_a_log_kept_by_retention_shows_its_offline_partitions_in_the_tables(spark, tmp_path, capsys):
+    """A real log cut after its topics were created, ending during an outage: the job's
+    partition_state and conditions hold the partitions its change records set leaderless
+    (named by topic id, their unknown fields listed), as `check` reports them."""
+    from kraft_audit.cli.main import main
+    from log_cuts import SUBPXL
+
+    log, _start = later_segment(tmp_path / "cut", SUBPXL, from_offset=300, until_offset=557)
+    (log.parent / "meta.properties").write_text("cluster.id=cut\nversion=1\nnode.id=1\n")
+    assert main(["check", str(log.parent), "--json", "--all"]) == 1
+    checked = {(c["topic_id"], c["partition"]) for c in json.loads(capsys.readouterr().out)["open_conditions"]
+               if c["condition"] == "leaderless"}
+    assert len(checked) == 51
+    assert main(["run", "--once", "--log-dir", str(log.parent), "--checkpoint", str(tmp_path / "ck"),
+                 "--tables", str(tmp_path / "tables"), "--no-metrics", "--set", "audit.buckets=3"]) == 0
+    cfg = Config(tables=str(tmp_path / "tables"))
+    open_leaderless = {(c["topic_id"], c["partition"]) for c in table(cfg, "conditions")
+                       if c["condition"] == "leaderless" and c["end_offset"] is None}
+    assert open_leaderless == checked
+    states = {(r["topic_id"], r["partition"]): r for r in table(cfg, "partition_state")}
+    offline = {k for k, r in states.items() if r["leader"] == -1}
+    assert offline == checked
+    for key in offline:
+        row = states[key]
+        assert row["topic"] == row["topic_id"]
+        assert "replicas" in row["unknown_fields"] and "leader" not in row["unknown_fields"]
+        assert row["min_isr_source"] == "assumed"  # no min ISR given or logged: said so
+    assert not [q for q in table(cfg, "quarantine") if "PartitionChangeRecord" in q["reason"]]

@@ -31,6 +31,7 @@ from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs
 from kraft_audit.core.codec.logdir import metadata_dir, read_meta_properties
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.image import verify_snapshots
+from kraft_audit.core.replay.state import SOURCE_TEXT
 from kraft_audit.core.rules import CatalogError, load_catalog
 from kraft_audit.sideinputs.order import by_time, merge_by_time
 
@@ -132,7 +133,8 @@ def build_report(auditor: Auditor, out, cluster_id: str | None, first,
                             for c in auditor.open_conditions()],
         "brokers": [{"broker_id": b.broker_id, "epoch": b.epoch, "registered": b.registered,
                      "fenced": b.fenced, "in_controlled_shutdown": b.in_controlled_shutdown,
-                     "last_shutdown": b.last_shutdown, "offset": b.offset,
+                     "last_shutdown": b.last_shutdown, "last_shutdown_source": b.last_shutdown_source,
+                     "offset": b.offset,
                      "timestamp_ms": b.timestamp_ms} for b in brokers],
         "gauges": asdict(gauges),
         "quarantined": [{"source": q.source, "position": q.position, "offset": q.offset,
@@ -241,7 +243,9 @@ def _print_brokers(brokers: list[dict], gauges: dict) -> None:
     for b in brokers:
         status = ("unregistered" if not b["registered"] else "fenced" if b["fenced"]
                   else "in controlled shutdown" if b["in_controlled_shutdown"] else "active")
-        restart = f", last restart {b['last_shutdown']}" if b["last_shutdown"] else ""
+        restart = (f", last restart {b['last_shutdown']} "
+                   f"({SOURCE_TEXT.get(b['last_shutdown_source'], b['last_shutdown_source'])})"
+                   if b["last_shutdown"] else "")
         print(f"  broker {b['broker_id']:<5} epoch {b['epoch']:<8} {status} since offset "
               f"{b['offset']} {iso(b['timestamp_ms'])}{restart}")
 

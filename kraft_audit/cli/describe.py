@@ -139,7 +139,7 @@ def replay(path: Path, cluster_id: str | None, at_offset: int | None,
     _require_applied(path, tally, applied, at_offset)
     if state.history_from is not None:
         print(f"# partial log: it starts at offset {state.history_from} without a snapshot; "
-              f"{plural(unknown, 'record')} about brokers, topics and partitions created before it "
+              f"{plural(unknown, 'record')} about brokers and topics created before it "
               f"{'was' if unknown == 1 else 'were'} skipped (unknown, not wrong)", file=sys.stderr)
     return state
 
@@ -218,8 +218,8 @@ def describe(state: ClusterState, topic: str | None, keep=None) -> list[dict]:
     """One row per partition (of `topic`), in topic-name order; `keep(state, p)` narrows."""
     rows = []
     for (topic_id, index), p in sorted(state.partitions.items(),
-                                       key=lambda kv: (state.topic_name(kv[0][0]) or "", kv[0][1])):
-        name = state.topic_name(topic_id)
+                                       key=lambda kv: (state.topic_label(kv[0][0]) or "", kv[0][1])):
+        name = state.topic_label(topic_id)
         if topic is not None and name != topic or keep is not None and not keep(state, p):
             continue
         rows.append({
@@ -230,8 +230,23 @@ def describe(state: ClusterState, topic: str | None, keep=None) -> list[dict]:
             "leader_recovery_state": recovery_state_name(p.leader_recovery_state),
             "leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch,
             "effective_min_isr": state.effective_min_isr(p),
+            "min_isr_source": state.min_isr_source(topic_id),
         })
+        for field in p.unknown:  # created before a partial log: what no record told is unknown
+            if field in rows[-1]:
+                rows[-1][field] = None
     return rows
+
+
+UNKNOWN = "unknown"  # a field of a partition created before a partial log that no record set
+
+
+def _ids(values) -> str:
+    return UNKNOWN if values is None else ids(values)
+
+
+def _number(value) -> str:
+    return UNKNOWN if value is None else str(value)
 
 
 def print_table(state: ClusterState, rows: list[dict],
@@ -247,17 +262,19 @@ def print_table(state: ClusterState, rows: list[dict],
         if row["topic_id"] != current:
             current = row["topic_id"]
             count = len(state.topic_partitions.get(current, ()))
+            factor = UNKNOWN if row["replicas"] is None else len(row["replicas"])
             print(f"Topic: {row['topic']}\tTopicId: {current}\tPartitionCount: {count}\t"
-                  f"ReplicationFactor: {len(row['replicas'])}\tEffectiveMinIsr: {row['effective_min_isr']}")
+                  f"ReplicationFactor: {factor}\tEffectiveMinIsr: {row['effective_min_isr']}")
         reassignment = ""
         if row["adding_replicas"] or row["removing_replicas"]:
-            reassignment = (f"\tAdding Replicas: {ids(row['adding_replicas'])}"
-                            f"\tRemoving Replicas: {ids(row['removing_replicas'])}")
-        print(f"\tTopic: {row['topic']}\tPartition: {row['partition']}\tLeader: {leader_text(row['leader'])}\t"
-              f"Replicas: {ids(row['replicas'])}\tIsr: {ids(row['isr'])}{reassignment}\t"
-              f"Elr: {ids(row['elr'])}\tLastKnownElr: {ids(row['last_known_elr'])}\t"
-              f"LeaderRecoveryState: {row['leader_recovery_state']}\t"
-              f"LeaderEpoch: {row['leader_epoch']}\tPartitionEpoch: {row['partition_epoch']}")
+            reassignment = (f"\tAdding Replicas: {_ids(row['adding_replicas'])}"
+                            f"\tRemoving Replicas: {_ids(row['removing_replicas'])}")
+        leader = UNKNOWN if row["leader"] is None else leader_text(row["leader"])
+        print(f"\tTopic: {row['topic']}\tPartition: {row['partition']}\tLeader: {leader}\t"
+              f"Replicas: {_ids(row['replicas'])}\tIsr: {_ids(row['isr'])}{reassignment}\t"
+              f"Elr: {_ids(row['elr'])}\tLastKnownElr: {_ids(row['last_known_elr'])}\t"
+              f"LeaderRecoveryState: {_number(row['leader_recovery_state'])}\t"
+              f"LeaderEpoch: {_number(row['leader_epoch'])}\tPartitionEpoch: {_number(row['partition_epoch'])}")
     recovering = sum(1 for p in state.partitions.values() if p.leader_recovery_state == RECOVERING)
     if recovering:
         print(f"# {recovering} partition(s) RECOVERING after an unclean election", file=sys.stderr)
@@ -267,7 +284,7 @@ def print_table(state: ClusterState, rows: list[dict],
 
 
 BROKER_COLUMNS = ["broker", "epoch", "registered", "fenced", "controlled_shutdown",
-                  "last_shutdown", "last_change_offset", "last_change_time"]
+                  "last_shutdown", "last_shutdown_source", "last_change_offset", "last_change_time"]
 
 
 def brokers(state: ClusterState) -> list[dict]:
@@ -275,7 +292,8 @@ def brokers(state: ClusterState) -> list[dict]:
     return [{"broker_id": b.broker_id, "epoch": b.epoch, "incarnation_id": b.incarnation_id,
              "registered": b.registered, "fenced": b.fenced,
              "in_controlled_shutdown": b.in_controlled_shutdown,
-             "last_shutdown": b.last_shutdown, "offset": b.offset, "timestamp_ms": b.timestamp_ms}
+             "last_shutdown": b.last_shutdown, "last_shutdown_source": b.last_shutdown_source,
+             "offset": b.offset, "timestamp_ms": b.timestamp_ms}
             for b in sorted(state.brokers.values(), key=lambda b: b.broker_id)]
 
 
@@ -289,6 +307,7 @@ def print_brokers(rows: list[dict]) -> None:
         "controlled_shutdown": yes_no(r["in_controlled_shutdown"]),
         # None: no restart seen, so no verdict on how it last stopped
         "last_shutdown": r["last_shutdown"] or "-",
+        "last_shutdown_source": r["last_shutdown_source"] or "-",
         "last_change_offset": str(r["offset"]), "last_change_time": iso_utc(r["timestamp_ms"]),
     } for r in rows], BROKER_COLUMNS, format_cell=lambda _column, value: value)
 

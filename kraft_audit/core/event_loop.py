@@ -29,6 +29,7 @@ from kraft_audit.core.replay.partition import RECOVERED, RECOVERING, Partition
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.replay.state import (
     MIN_ISR,
+    SOURCE_INFERRED,
     TOPIC_RESOURCE,
     UNCLEAN_ELECTION,
     ClusterState,
@@ -94,6 +95,7 @@ class EventLoop:
         self._batch: BatchInfo | None = None
         self._batch_event: MetadataEvent | None = None
         self._batch_quiet = False  # the open batch applied NoOpRecords only: no rule has anything to judge
+        self._leaders_moved: set[int] = set()  # brokers whose leaderships moved in this batch
         self.catalog = catalog
         self._check = check = Check(self.state, settings)
         self.findings = FindingSink(self.state, catalog, check, emit_cluster_findings)
@@ -282,6 +284,14 @@ class EventLoop:
             return
         state = self.state
         min_isr = state.effective_min_isr(after)  # conditions and rows: the state after
+        if after.unknown:
+            # created before a partial log: no rule judges a state it cannot see whole, but
+            # its conditions and row are what is known of it (is it offline?)
+            if before is None:  # first seen: its topic's partition ids changed
+                self.topology_blob = None
+            self._conditions(event, key, condition_mask(after, min_isr, state))
+            self._out.partitions.append(self._partition_row(after, event, min_isr=min_isr))
+            return
         min_isr_before = state.effective_min_isr_before(before, after)
         etype = event.type
         if etype == "PARTITION_CHANGE_RECORD":
@@ -297,6 +307,8 @@ class EventLoop:
         if before is not None:
             if self._rules_partition_batch_end[etype] and self._batch is not None:
                 self._batch.changes.append(_new(BatchChange, (site, elr_enabled, judged_min_isr, shape)))
+            if before.leader != after.leader and before.leader >= 0:
+                self._leaders_moved.add(before.leader)
             if shape & SETS_LEADER or before.leader_recovery_state != after.leader_recovery_state:
                 self._count_transitions(event, before, after)
             if min_isr_before != min_isr:  # partition 0's replica count moved the topic's
@@ -342,18 +354,19 @@ class EventLoop:
     def condition_row(self, key, name: str, start: tuple[int, int]) -> ConditionChange:
         topic_id, partition = key
         return ConditionChange(f"{self.cluster_id}/{name}/{topic_id}/{partition}/{start[0]}", name,
-                               self.cluster_id, self.state.topic_name(topic_id), topic_id, partition,
+                               self.cluster_id, self.state.topic_label(topic_id), topic_id, partition,
                                start[0], start[1])
 
     def _partition_row(self, after: Partition, event: MetadataEvent, min_isr: int | None = None,
                        deleted: bool = False) -> PartitionRow:
         return PartitionRow(
-            self.cluster_id, self.state.topic_name(after.topic_id), after.topic_id, after.partition,
+            self.cluster_id, self.state.topic_label(after.topic_id), after.topic_id, after.partition,
             list(after.replicas), list(after.isr), list(after.elr), list(after.last_known_elr),
             list(after.adding_replicas), list(after.removing_replicas), after.leader,
             after.leader_epoch, after.partition_epoch, after.leader_recovery_state,
             min_isr if min_isr is not None else self.state.effective_min_isr(after), deleted,
-            event.offset, event.timestamp_ms, event.type)
+            event.offset, event.timestamp_ms, event.type, self.state.min_isr_source(after.topic_id),
+            list(after.unknown))
 
     # ------------------------------------------------------------ cluster records
 
@@ -381,6 +394,8 @@ class EventLoop:
                 self._broker_registered(event, change.broker_before)
             elif fences:
                 batch.fenced.add(broker_id)
+                if broker_id in state.brokers:  # the fence moves its leaderships in its batch
+                    state.brokers[broker_id].led_when_fenced = broker_id in self._leaders_moved
             before = change.broker_before
             batch.broker_changes.append(BrokerChange(
                 event.offset, broker_id, before is not None and before.acceptable_leader,
@@ -411,10 +426,16 @@ class EventLoop:
         new_incarnation = before is None or before.incarnation_id != incarnation
         stored_epoch = before.epoch if before is not None and before.registered else -2
         if before is not None and new_incarnation:
-            # Until the registration request says otherwise: a restart after a controlled
-            # shutdown was clean, one after a crash (fenced by heartbeat timeout) unclean.
-            self.state.brokers[broker_id].last_shutdown = (
-                "clean" if before.in_controlled_shutdown else "unclean")
+            # Until the registration request says otherwise, inferred from the log: a restart
+            # after a controlled shutdown was clean. Without one it was unclean only if the
+            # broker led partitions when fenced: Kafka shuts a broker that leads nothing down at
+            # once, fencing it without ever marking it in controlled shutdown
+            # (BrokerHeartbeatManager.calculateNextBrokerState: SHUTDOWN_NOW), so for such a
+            # broker a clean stop and a crash write the same records: unknown.
+            broker = self.state.brokers[broker_id]
+            broker.last_shutdown = ("clean" if before.in_controlled_shutdown
+                                    else "unclean" if before.led_when_fenced else "unknown")
+            broker.last_shutdown_source = SOURCE_INFERRED
         self._batch.registered[broker_id] = Registered(
             broker_id, incarnation, event.offset, event.timestamp_ms, stored_epoch, new_incarnation,
             self.state.elr_enabled, self.state.metadata_version)
@@ -426,6 +447,7 @@ class EventLoop:
         if batch is None:
             return
         self._batch = self._batch_event = None
+        self._leaders_moved.clear()
         if self._batch_quiet:  # NoOps only: the state is what the previous batch end judged
             return
         self.findings.closing = batch

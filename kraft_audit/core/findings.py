@@ -175,7 +175,7 @@ class FindingSink:
             self.cluster_id, broker_id, broker.epoch, broker.incarnation_id, broker.registered,
             broker.fenced, broker.in_controlled_shutdown, broker.last_shutdown,
             broker.offset if event is None else event.offset,
-            broker.timestamp_ms if event is None else event.timestamp_ms))
+            broker.timestamp_ms if event is None else event.timestamp_ms, broker.last_shutdown_source))
 
     def quarantine(self, event: MetadataEvent, reason: str, emit: bool = True, count: bool = True) -> None:
         row = Quarantined(event.cluster_id, event.source, event.position, reason,

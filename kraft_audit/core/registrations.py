@@ -13,7 +13,7 @@ from __future__ import annotations
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.findings import FindingSink, bound_rules, held_from_plain, held_to_plain
 from kraft_audit.core.replay.settings import MV_4_0_IV1, CoreSettings
-from kraft_audit.core.replay.state import ClusterState, ReplayError
+from kraft_audit.core.replay.state import SOURCE_REQUEST_LOG, ClusterState, ReplayError
 from kraft_audit.core.rules.catalog import Catalog
 from kraft_audit.core.rules.check import BatchInfo, Check, Registered, RegistrationMatch, Site
 from kraft_audit.core.rules.registry import ON_REGISTRATION, ON_REGISTRATION_TIMEOUT
@@ -80,6 +80,7 @@ class RegistrationMatcher:
         broker = self.state.brokers.get(record.broker_id)
         if broker is not None and broker.incarnation_id == record.incarnation_id and record.new_incarnation:
             broker.last_shutdown = "unclean" if unclean else "clean"
+            broker.last_shutdown_source = SOURCE_REQUEST_LOG
             self.findings.broker_row(record.broker_id, None)
         if not unclean and record.new_incarnation:
             self.findings.release(record)

@@ -94,6 +94,14 @@ class PartitionRow:
     offset: int = column(INT64, "the record that produced this state", key=True)
     timestamp_ms: int = column(INT64, key=True)
     record_type: str = column(STRING, "the record that produced it")
+    min_isr_source: str = column(
+        STRING, "where effective_min_isr's min.insync.replicas comes from: `topic`, `log` (the "
+        "cluster's ConfigRecord), `setting` (given to the auditor) or `assumed` (none: Kafka's default 1)",
+        default="assumed")
+    unknown_fields: list[str] = column(
+        "list<string>", "fields no record has set (a partition created before a partial log, known "
+        "from its change records): their columns hold [] or -1, meaning unknown; empty when all are known",
+        default_factory=list)
 
 
 @dataclass(slots=True)
@@ -107,9 +115,13 @@ class BrokerRow:
     registered: bool = column(BOOL)
     fenced: bool = column(BOOL)
     in_controlled_shutdown: bool = column(BOOL)
-    last_shutdown: str | None = column(STRING, "`clean`, `unclean`, null before the first restart")
+    last_shutdown: str | None = column(STRING, "`clean`, `unclean`, `unknown` (a broker that led nothing, "
+                                       "from the log alone), null before the first restart")
     offset: int = column(INT64, key=True)
     timestamp_ms: int = column(INT64, key=True)
+    last_shutdown_source: str | None = column(
+        STRING, "where last_shutdown comes from: `request-log` (the broker's registration request in "
+        "the controller's request log) or `inferred` (the metadata log alone)", default=None)
 
 
 @dataclass(slots=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from kraft_audit.errors import StoredFormatError  # noqa: F401 (exported here too)
 
-FORMAT = 3  # 2: pickled objects (before kraft-audit named every stored field)
+FORMAT = 4  # 3: partitions without `unknown`; 2: pickled objects (before every stored field was named)
 MAGIC = b"kraft-audit state "
 _P = pickle.HIGHEST_PROTOCOL
 

@@ -71,7 +71,7 @@ from kraft_audit.spark import event_rows
 from kraft_audit.tables import OUTPUTS, output_to_arrow, routes
 from kraft_audit.tables.rows import BucketGauges, GroupStats, row_dict
 
-STATE_VERSION = 3  # 3: the core's stored form of plain data (snapshot.FORMAT 3)
+STATE_VERSION = 4  # 4: partitions carry their unknown fields (snapshot.FORMAT 4); 3: plain data
 STATE_DDL = "version int, token string, meta binary, topology binary, shards binary, held binary"
 OUTPUT_DDL = "table string, part int, rows binary"
 OUTPUT_COLUMNS = ["table", "part", "rows"]

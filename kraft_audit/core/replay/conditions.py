@@ -41,6 +41,8 @@ CONDITIONS: tuple[tuple[str, int], ...] = (
 
 
 def condition_mask(p: Partition, min_isr: int, state: ClusterState) -> int:
+    if p.unknown:
+        return _partly_known_mask(p, min_isr)
     mask = 0
     if len(p.isr) < min_isr:
         mask |= UNDER_MIN_ISR
@@ -79,6 +81,8 @@ def overdue_candidate(p: Partition, state: ClusterState) -> int | None:
 def under_replicated(p: Partition) -> bool:
     """Fewer in sync than the replication factor, adding replicas of a reassignment not
     counted (Kafka's UnderReplicatedPartitions and kafka-topics --under-replicated-partitions)."""
+    if p.unknown and ("isr" in p.unknown or "replicas" in p.unknown):
+        return False  # not known: not claimed
     return len(p.isr) < len(p.replicas) - len(p.adding_replicas)
 
 
@@ -93,3 +97,19 @@ def reassignment_completable(p: Partition, min_isr: int) -> bool:
     kept = sum(1 for r in isr if r not in removing)
     min_isr_after = min(min_isr, len(p.replicas) - len(removing))  # with the target's count
     return kept > 0 and not (len(isr) >= min_isr_after > kept)
+
+
+def _partly_known_mask(p: Partition, min_isr: int) -> int:
+    """The conditions a partition known only from change records (a partial log) shows by
+    what is known of it; a condition that needs an unknown field is not claimed."""
+    unknown = p.unknown
+    mask = 0
+    if "isr" not in unknown and len(p.isr) < min_isr:
+        mask |= UNDER_MIN_ISR
+    if "leader" not in unknown and p.leader == NO_LEADER:
+        mask |= LEADERLESS
+    if "leader_recovery_state" not in unknown and p.leader_recovery_state == RECOVERING:
+        mask |= RECOVERING_BIT
+    if "elr" not in unknown and p.elr:
+        mask |= ELR_IN_USE
+    return mask

@@ -17,6 +17,14 @@ RECOVERY_STATE_NAMES = {RECOVERED: "RECOVERED", RECOVERING: "RECOVERING"}
 NO_RECOVERY_CHANGE = -1  # PartitionChangeRecord.LeaderRecoveryState default: "unchanged"
 
 _EMPTY: tuple[int, ...] = ()
+# the fields of a Partition a record can leave unknown, in slot order
+KNOWABLE = ("replicas", "isr", "removing_replicas", "adding_replicas", "leader",
+            "leader_recovery_state", "leader_epoch", "partition_epoch", "elr", "last_known_elr",
+            "directories")
+# (slot, PartitionChangeRecord field) of the broker id lists
+_LIST_FIELDS = (("replicas", "replicas"), ("isr", "isr"), ("removing_replicas", "removingReplicas"),
+                ("adding_replicas", "addingReplicas"), ("elr", "eligibleLeaderReplicas"),
+                ("last_known_elr", "lastKnownElr"))
 
 
 def recovery_state_name(value: int) -> str:
@@ -51,14 +59,15 @@ class Partition:
     __slots__ = (
         "topic_id", "partition", "replicas", "isr", "removing_replicas", "adding_replicas",
         "leader", "leader_recovery_state", "leader_epoch", "partition_epoch", "elr",
-        "last_known_elr", "directories",
+        "last_known_elr", "directories", "unknown",
     )
 
     def __init__(self, topic_id: str, partition: int, replicas: tuple[int, ...],
                  isr: tuple[int, ...], removing_replicas: tuple[int, ...],
                  adding_replicas: tuple[int, ...], leader: int, leader_recovery_state: int,
                  leader_epoch: int, partition_epoch: int, elr: tuple[int, ...],
-                 last_known_elr: tuple[int, ...], directories: tuple[str, ...]):
+                 last_known_elr: tuple[int, ...], directories: tuple[str, ...],
+                 unknown: tuple[str, ...] = ()):
         self.topic_id = topic_id
         self.partition = partition
         self.replicas = replicas
@@ -72,6 +81,9 @@ class Partition:
         self.elr = elr
         self.last_known_elr = last_known_elr
         self.directories = directories
+        # the fields no record has told (a partition known only from change records of a
+        # partial log: its creation is before the log's first record); () = all known
+        self.unknown = unknown
 
     @classmethod
     def from_record(cls, data: dict) -> Partition:
@@ -87,6 +99,16 @@ class Partition:
             _ints(data.get("eligibleLeaderReplicas")), _ints(data.get("lastKnownElr")),
             tuple(data.get("directories") or ()),
         )
+
+    @classmethod
+    def from_change(cls, data: dict) -> Partition:
+        """A partition first seen in a PartitionChangeRecord of a partial log: what the
+        record sets, every other field unknown (its epochs stay unknown: a change bumps them
+        from values the log does not hold)."""
+        topic_id, partition = _key(data)
+        blank = cls(topic_id, partition, _EMPTY, _EMPTY, _EMPTY, _EMPTY, NO_LEADER, RECOVERED,
+                    -1, -1, _EMPTY, _EMPTY, (), KNOWABLE)
+        return blank.merged(data)
 
     def merged(self, data: dict) -> Partition:
         """`PartitionRegistration.merge(PartitionChangeRecord)`: absent/null fields keep
@@ -111,6 +133,8 @@ class Partition:
             directories = tuple(by_replica.get(r, "") for r in replicas)
         else:
             directories = self.directories
+        if self.unknown:
+            return self._merged_partly_known(data, leader, leader_epoch, lrs, directories)
         isr = get("isr")
         removing = get("removingReplicas")
         adding = get("addingReplicas")
@@ -128,6 +152,31 @@ class Partition:
             directories,
         )
 
+    def _merged_partly_known(self, data: dict, leader: int, leader_epoch: int, lrs: int,
+                             directories: tuple) -> Partition:
+        """merged() for a partition with unknown fields: what the record sets becomes known."""
+        get = data.get
+        unknown = set(self.unknown)
+        values = {}
+        for name, field in _LIST_FIELDS:
+            value = get(field)
+            values[name] = getattr(self, name) if value is None else _ints(value)
+            if value is not None:
+                unknown.discard(name)
+        if _int(get("leader", NO_LEADER_CHANGE)) != NO_LEADER_CHANGE:
+            unknown.discard("leader")
+        if _int(get("leaderRecoveryState", NO_RECOVERY_CHANGE)) in (RECOVERED, RECOVERING):
+            unknown.discard("leader_recovery_state")
+        if get("directories"):
+            unknown.discard("directories")
+        return Partition(
+            self.topic_id, self.partition, values["replicas"], values["isr"],
+            values["removing_replicas"], values["adding_replicas"], leader, lrs,
+            -1 if "leader_epoch" in unknown else leader_epoch,
+            -1 if "partition_epoch" in unknown else self.partition_epoch + 1,
+            values["elr"], values["last_known_elr"], directories,
+            tuple(n for n in KNOWABLE if n in unknown))
+
     def with_elr_cleared(self) -> Partition:
         """ClearElrRecord: ELR = LastKnownElr = [], epoch bumped only if something was cleared."""
         if not self.elr and not self.last_known_elr:
@@ -135,7 +184,9 @@ class Partition:
         return Partition(self.topic_id, self.partition, self.replicas, self.isr,
                          self.removing_replicas, self.adding_replicas, self.leader,
                          self.leader_recovery_state, self.leader_epoch,
-                         self.partition_epoch + 1, _EMPTY, _EMPTY, self.directories)
+                         self.partition_epoch + (0 if self.unknown else 1), _EMPTY, _EMPTY,
+                         self.directories, tuple(n for n in self.unknown
+                                                 if n not in ("elr", "last_known_elr")))
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__slots__}

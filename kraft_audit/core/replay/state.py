@@ -30,6 +30,13 @@ UNCLEAN_ELECTION = "unclean.leader.election.enable"
 PartitionKey = tuple[str, int]
 
 
+# where a broker's last-shutdown verdict comes from
+SOURCE_REQUEST_LOG = "request-log"  # the broker's registration request in the controller's request log
+SOURCE_INFERRED = "inferred"  # from the metadata log alone
+SOURCE_TEXT = {SOURCE_REQUEST_LOG: "read from the registration request",
+               SOURCE_INFERRED: "inferred from the metadata log"}
+
+
 # ReplayError codes that only mean "created before a partial log starts"
 UNKNOWN_BEFORE_HISTORY = frozenset({"unknown-broker", "unknown-topic", "unknown-partition"})
 
@@ -41,11 +48,13 @@ LOST_DIRECTORY_ID = "AAAAAAAAAAAAAAAAAAAAAg"
 
 class Broker:
     __slots__ = ("broker_id", "epoch", "incarnation_id", "fenced", "in_controlled_shutdown",
-                 "registered", "last_shutdown", "offset", "timestamp_ms", "log_dirs")
+                 "registered", "last_shutdown", "offset", "timestamp_ms", "last_shutdown_source",
+                 "led_when_fenced", "log_dirs")
 
     def __init__(self, broker_id: int, epoch: int, incarnation_id: str | None, fenced: bool,
                  in_controlled_shutdown: bool, registered: bool, last_shutdown: str | None,
-                 offset: int, timestamp_ms: int, log_dirs: tuple[str, ...] = ()):
+                 offset: int, timestamp_ms: int, last_shutdown_source: str | None = None,
+                 led_when_fenced: bool = False, log_dirs: tuple[str, ...] = ()):
         self.broker_id = broker_id
         self.epoch = epoch
         self.incarnation_id = incarnation_id
@@ -55,6 +64,10 @@ class Broker:
         self.last_shutdown = last_shutdown
         self.offset = offset
         self.timestamp_ms = timestamp_ms
+        # where last_shutdown comes from: SOURCE_REQUEST_LOG or SOURCE_INFERRED; None before it
+        self.last_shutdown_source = last_shutdown_source
+        # whether its leaderships moved in the batch that last fenced it
+        self.led_when_fenced = led_when_fenced
         # the directories the registration says are online; () when the log has not said
         # (a stored state from before they were kept, or a version without directories)
         self.log_dirs = log_dirs
@@ -151,6 +164,11 @@ class ClusterState:
     def topic_name(self, topic_id: str) -> str | None:
         return self.topics.get(topic_id) or self.deleted_topics.get(topic_id)
 
+    def topic_label(self, topic_id: str) -> str | None:
+        """The topic's name; in a partial log, its id while no record has named it."""
+        name = self.topic_name(topic_id)
+        return topic_id if name is None and self.history_from is not None else name
+
     def config(self, topic_id: str, name: str) -> str | None:
         """A topic config resolved as the controller does: topic, then cluster default."""
         topic = self.topics.get(topic_id)
@@ -168,12 +186,24 @@ class ClusterState:
         if cached is not None:
             return cached
         first = self.partitions.get((topic_id, 0), partition)
-        value = min(self._configured_min_isr(topic_id), len(first.replicas))
+        if "replicas" in first.unknown:  # the replica count is not known: the configured value
+            first = partition if "replicas" not in partition.unknown else None
+        value = self._configured_min_isr(topic_id)
+        if first is not None:
+            value = min(value, len(first.replicas))
         self._min_isr_cache[topic_id] = value
         return value
 
     def _configured_min_isr(self, topic_id: str) -> int:
         return _int_or(self.config(topic_id, MIN_ISR), self.cluster_min_isr()[0])
+
+    def min_isr_source(self, topic_id: str) -> str:
+        """Where a topic's min.insync.replicas comes from: "topic" (its ConfigRecord), else
+        the cluster's source (cluster_min_isr)."""
+        topic = self.topics.get(topic_id)
+        if topic and self.configs.get((TOPIC_RESOURCE, topic), {}).get(MIN_ISR) is not None:
+            return "topic"
+        return self.cluster_min_isr()[1]
 
     def cluster_min_isr(self) -> tuple[int, str]:
         """The cluster's min.insync.replicas and its source: "log" (the cluster-level
@@ -190,7 +220,7 @@ class ClusterState:
         """The topic's effective min ISR before the partition went from before to after
         (the state already holds after): it differs only when partition 0's replica count
         changed, as when a reassignment of partition 0 starts or completes."""
-        if before is None or after.partition != 0 or before.replicas == after.replicas:
+        if before is None or after.partition != 0 or before.replicas == after.replicas or before.unknown:
             return self.effective_min_isr(after)
         return min(self._configured_min_isr(after.topic_id), len(before.replicas))
 
@@ -233,12 +263,21 @@ class ClusterState:
     def _partition_change(self, event: MetadataEvent) -> Change:
         return Change((self.change_partition(event.data),))
 
-    def change_partition(self, data: dict) -> tuple[Partition, Partition]:
-        """Apply a PartitionChangeRecord's data; (before, after). The auditor's hot path."""
+    def change_partition(self, data: dict) -> tuple[Partition | None, Partition]:
+        """Apply a PartitionChangeRecord's data; (before, after), before None for a partition
+        a partial log had not shown (after then holds unknown fields). The auditor's hot path."""
         key = (data["topicId"], data["partitionId"])
         if type(key[1]) is not int:
             raise TypeError(f"partitionId {key[1]!r} is not an integer")
         before = self.partitions.get(key)
+        if before is None and self.history_from is not None:
+            # created before this partial log: its state is still state (is it offline?), so
+            # it is tracked from what the record says, the rest unknown
+            after = Partition.from_change(data)
+            self.partitions[key] = after
+            self.topic_partitions.setdefault(key[0], []).append(key[1])
+            self._min_isr_cache.pop(key[0], None)
+            return None, after
         if before is None:
             raise ReplayError("unknown-partition",
                               f"PartitionChangeRecord for partition {key[0]}-{key[1]} "
@@ -279,6 +318,8 @@ class ClusterState:
     def _remove_topic(self, event: MetadataEvent) -> Change:
         topic_id = event.data["topicId"]
         name = self.topics.pop(topic_id, None)
+        if name is None and self.history_from is not None and topic_id in self.topic_partitions:
+            name = topic_id  # created before a partial log, known by its partitions' changes
         if name is None:
             raise ReplayError("unknown-topic", f"RemoveTopicRecord for unknown topic id {topic_id}")
         self.topic_ids.pop(name, None)
@@ -333,6 +374,7 @@ class ClusterState:
             broker_id, data.get("brokerEpoch", -1), data.get("incarnationId"),
             bool(data.get("fenced", True)), bool(data.get("inControlledShutdown", False)),
             True, before.last_shutdown if before else None, event.offset, event.timestamp_ms,
+            before.last_shutdown_source if before else None, before.led_when_fenced if before else False,
             tuple(data.get("logDirs") or ()))
         return Change((), before)
 

@@ -103,3 +103,16 @@ def test_a_kafka_timeout_of_zero_is_a_usage_error(tmp_path):
                            "--bootstrap-servers", "127.0.0.1:1", "--topic", "t",
                            "--kafka-timeout", "0"], capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and "--kafka-timeout must be more than 0" in done.stderr
+
+
+def test_the_harness_puts_a_key_where_kafka_does():
+    """key_partition (the real-Kafka tests find the shipper's partition with it) is Kafka's
+    Utils.murmur2: the values of Kafka's own UtilsTest."""
+    from kraft_audit.testing.realkafka.ship_process import key_partition, murmur2
+
+    vectors = {b"21": -973932308, b"foobar": -790332482, b"a-little-bit-long-string": -985981536,
+               b"a-little-bit-longer-string": -1486304829, b"abc": 479470107,
+               b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971}
+    for key, signed in vectors.items():
+        assert murmur2(key) == signed & 0xFFFFFFFF, key
+    assert key_partition(b"21", 7) == (-973932308 & 0x7FFFFFFF) % 7

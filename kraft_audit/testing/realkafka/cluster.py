@@ -291,6 +291,10 @@ class KafkaNode:
                 self.proc.wait(30)
         self.proc = None
 
+    def begin_stop(self) -> None:
+        """SIGTERM without waiting: a controlled shutdown under way (`stop()` waits for it)."""
+        self._signal(signal.SIGTERM)
+
     def kill(self) -> None:
         """kill -9: an unclean shutdown (no .kafka_cleanshutdown marker)."""
         if self.proc is None:

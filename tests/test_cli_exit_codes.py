@@ -208,6 +208,8 @@ def test_commands_that_use_deltalake_exit_with_the_documented_codes(faulty_log, 
         "--no-metrics", "--set", "audit.buckets=1")
     assert code == EXIT_OK, err
     assert "micro-batches this run: 1" in out and " applied + " in out
+    noise = ("Using incubator modules", "NativeCodeLoader", "log4j profile", "Setting default log level")
+    assert not [line for line in err.splitlines() if any(n in line for n in noise)], err
     code, out, _ = through_the_script("query", tables, "violations", "--json")
     assert code == EXIT_OK and out.strip()
     assert through_the_script("query", tables, "offline", "--cluster", "nope")[0] == EXIT_USAGE

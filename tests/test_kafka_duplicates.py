@@ -28,9 +28,9 @@ TOPIC = "metadata-twice"
 
 
 def shipments_with_copies(log_dir: Path):
-    """The log as the shipper's messages, with runs of them sent a second time: (messages
-    in topic order, records in the copies). One run holds only NoOps, one a partition
-    change, and the log's last messages come again at the very end."""
+    """The log as the shipper's messages, and again with runs of them sent a second time:
+    (messages, messages in topic order, records in the copies). One run holds only NoOps,
+    one a partition change, and the log's last messages come again at the very end."""
     shipped = LogTail(log_dir).poll(max_bytes=1 << 30)
     types = [{e.type for e in message_events(b"c", s.value, dict(s.headers()), "x")} for s in shipped]
     noop_only = next(i for i in range(300, len(shipped))

@@ -218,6 +218,21 @@ def test_a_merged_table_written_by_an_older_release_gains_the_new_columns(tmp_pa
     assert (row["reassignment_stalled"], row["under_min_isr"]) == (2, 1)
 
 
+def test_a_progress_table_of_an_older_release_takes_the_new_counts(tmp_path, output_rows):
+    """An append table (progress) made before side_inputs, unreadable and held existed, continued."""
+    from kraft_audit.tables import PROGRESS
+
+    old = PROGRESS.schema
+    for name in ("side_inputs", "unreadable", "held"):
+        old = old.remove(old.get_field_index(name))
+    DeltaTable.create(str(tmp_path / "progress"), old, partition_by=None)
+    row = output_rows.progress(0, max_offset=9, records=10)
+    row.update(side_inputs=3, unreadable=0, held=1)
+    DeltaSinks(str(tmp_path), app_id="query-1").write_batch(0, {"progress": [row]})
+    [written] = read(tmp_path, "progress")
+    assert (written["records"], written["side_inputs"], written["held"]) == (10, 3, 1)
+
+
 def test_gauges_of_a_new_run_replace_those_of_the_old_one(tmp_path, output_rows):
     old = DeltaSinks(str(tmp_path), app_id="old-checkpoint")
     old.write_batch(9, {"gauges": [output_rows.gauges(0, under_min_isr=5)]})

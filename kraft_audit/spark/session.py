@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import glob
 import os
+import subprocess
 import sys
+import threading
 from pathlib import Path
 from kraft_audit.errors import DeltaJarsMissing  # noqa: F401 (exported here too)
 
@@ -30,6 +32,13 @@ DELTA_SESSION_CONF = {
     # to leave it unenforced (tables it creates then mark the field nullable).
     "spark.databricks.delta.constraints.allowUnenforcedNotNull.enabled": "true",
 }
+
+
+# The driver JVM's log4j2 configuration when the JVM is started here (data/log4j2.properties).
+LOG4J2_PROPERTIES = Path(__file__).resolve().parents[1] / "data" / "log4j2.properties"
+# What a JVM started here prints before any logging is set up: its module system's
+# notice of the vector module Spark's launcher always adds. Dropped from its stderr.
+JVM_START_NOISE = ("WARNING: Using incubator modules: jdk.incubator.vector",)
 
 
 # Spark's Kafka source (`sources.kafka`), from `make spark-kafka`; SPARK_KAFKA_JARS_DIR overrides.
@@ -109,6 +118,8 @@ def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit"
                 raise
     if jars:
         conf["spark.jars"] = ",".join(jars)
+    if master:  # a JVM started here: quiet from its first line (spark-submit brings its own)
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES}"
     conf.update(extra_conf or {})
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -139,8 +150,23 @@ def _launch_jvm_in_own_session(conf: dict[str, str]) -> None:
         spark_conf.set(key, value)
     with SparkContext._lock:
         if SparkContext._gateway is None:
-            SparkContext._gateway = launch_gateway(spark_conf, popen_kwargs={"start_new_session": True})
+            SparkContext._gateway = launch_gateway(spark_conf, popen_kwargs={
+                "start_new_session": True, "stderr": subprocess.PIPE})
             SparkContext._jvm = SparkContext._gateway.jvm
+            proc = SparkContext._gateway.proc
+            threading.Thread(target=_forward_stderr, args=(proc.stderr,), daemon=True,
+                             name="jvm-stderr").start()
+
+
+def _forward_stderr(stream) -> None:
+    """The JVM's stderr to ours, line by line, but for its start-up notices (JVM_START_NOISE):
+    its errors and log lines still show."""
+    for line in iter(stream.readline, b""):
+        if not line.rstrip().decode(errors="replace").startswith(JVM_START_NOISE):
+            try:
+                os.write(2, line)  # the descriptor the JVM would have written to itself
+            except OSError:  # our stderr is gone: keep draining the JVM's
+                pass
 
 
 def register_sources(spark) -> None:

@@ -270,6 +270,7 @@ class _DeltaSparkWriter:
             self._frame(self._session(path), spec, data)
             .write.format("delta")
             .mode("append")
+            .option("mergeSchema", "true")  # as delta-rs: a newer release's column joins the table
             .option("txnAppId", app_id)
             .option("txnVersion", batch_id)
             .save(path)

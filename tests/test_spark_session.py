@@ -1,0 +1,32 @@
+"""The driver JVM kraft-audit starts says nothing at start-up (Spark's log4j notices,
+NativeCodeLoader, the JVM's incubator-module notice), yet its errors still show."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+NOISE = ("Using incubator modules", "NativeCodeLoader", "log4j profile", "Setting default log level",
+         "sc.setLogLevel")
+
+SCRIPT = """
+from kraft_audit.spark.session import build_session
+spark = build_session("local[1]")
+assert spark.range(5).count() == 5
+spark._jvm.org.apache.logging.log4j.LogManager.getLogger("kraft.audit.test").error("an error of the JVM")
+spark._jvm.org.apache.logging.log4j.LogManager.getLogger("kraft.audit.test").warn("a warning of the JVM")
+spark.stop()
+print("done")
+"""
+
+
+def test_a_session_starts_quietly_and_its_errors_still_show():
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr
+    assert not [line for line in done.stderr.splitlines() if any(n in line for n in NOISE)], done.stderr
+    assert "ERROR test: an error of the JVM" in done.stderr
+    assert "a warning of the JVM" not in done.stderr  # ERROR, as the session always ran once up

@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs delta-spark demo demo-kafka test test-fast bench bench-scale clean
+.PHONY: install podman image test-image prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs delta-spark demo demo-kafka test test-fast bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -86,6 +86,48 @@ $(SPARK_APP_CRD):
 	  $(PYTHON) -c 'import json, sys; m = json.load(sys.stdin); sys.exit(m["Error"]) if "Error" in m else print(m["Dir"])') && \
 	  cp "$$dir/config/crd/bases/$(@F)" $@.tmp && chmod u+w $@.tmp && mv $@.tmp $@
 
+# The container image (deploy/container/): built with podman from a debootstrapped Debian
+# bookworm (no registry image), Debian packages, PyPI and Maven Central; named as the Kubernetes
+# manifests name it. Storage: overlay where the kernel has it (a container starts in a second),
+# else vfs (every container a full copy of the image, ~30 s); PODMAN_STORAGE_DRIVER chooses.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' pyproject.toml)
+IMAGE ?= localhost/kraft-audit:$(VERSION)
+BASE_IMAGE ?= localhost/kraft-audit-base:bookworm
+PODMAN_STORAGE_DRIVER ?= $(if $(shell grep -qw overlay /proc/filesystems && echo y),overlay,vfs)
+PODMAN := podman --storage-driver $(PODMAN_STORAGE_DRIVER)
+# the CA bundle pip trusts here, lent to pip in the build (a build secret, not a layer)
+CA_BUNDLE ?= $(or $(PIP_CERT),$(SSL_CERT_FILE),/etc/ssl/certs/ca-certificates.crt)
+IMAGE_CONTEXT := build/image
+image test-image: export CONTAINERS_CONF := $(CURDIR)/deploy/container/containers.conf
+image test-image: export KRAFT_TEST_IMAGE := $(IMAGE)
+image test-image: export KRAFT_TEST_PODMAN := $(PODMAN)
+
+# podman and runc run the containers, debootstrap makes the base (Debian's packages)
+podman:
+	@command -v podman >/dev/null && command -v runc >/dev/null && command -v debootstrap >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap >/dev/null)
+
+image: install podman spark-kafka delta-spark
+	rm -rf $(IMAGE_CONTEXT) build/lib build/bdist.*
+	mkdir -p $(IMAGE_CONTEXT)/jars/spark-kafka $(IMAGE_CONTEXT)/jars/delta-spark
+	$(BIN)/python -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	  print(*p["dependencies"], *p["optional-dependencies"]["ship"], *p["optional-dependencies"]["delta-spark"], sep="\n")' \
+	  >$(IMAGE_CONTEXT)/requirements.txt
+	SOURCE_DATE_EPOCH=315532800 $(BIN)/pip wheel --quiet --no-deps --wheel-dir $(IMAGE_CONTEXT) .
+	cp $(SPARK_KAFKA_CACHE)/$(SPARK_KAFKA_VERSION)/*.jar $(IMAGE_CONTEXT)/jars/spark-kafka/
+	cp $(DELTA_CACHE)/$(DELTA_VERSION)/*.jar $(IMAGE_CONTEXT)/jars/delta-spark/
+	cp jobs/audit_job.py deploy/container/entrypoint.sh $(IMAGE_CONTEXT)/
+	$(PODMAN) image exists $(BASE_IMAGE) || PODMAN="$(PODMAN)" deploy/container/base-image.sh $(BASE_IMAGE)
+	$(PODMAN) build --quiet --layers --network host --secret id=cacert,src=$(CA_BUNDLE) --build-arg BASE=$(BASE_IMAGE) \
+	  --build-arg WHEEL_SHA256=$$(sha256sum $(IMAGE_CONTEXT)/*.whl | cut -c1-64) \
+	  -f deploy/container/Containerfile -t $(IMAGE) $(IMAGE_CONTEXT)
+	@$(PODMAN) image inspect --format '$(IMAGE): {{.Size}} bytes' $(IMAGE)
+
+# The image run as a user runs it (tests/test_image.py, pytest -m image): --version, demo, check,
+# ship into a real Kafka on this host with the job in a second container, /metrics.
+test-image: image kafka
+	$(BIN)/python -m pytest -q -m image tests/test_image.py
+
 demo: install
 	$(BIN)/kraft-audit demo --workdir $(WORKDIR)
 
@@ -98,7 +140,7 @@ test: install prometheus kafka delta-spark spark-kafka k8s-schemas
 
 # The contributors' loop: the tests that need no Spark, Kafka, Prometheus or Maven (pip and the
 # Spark operator's CRD), about 30 s.
-FAST := not spark and not kafka and not cluster and not prometheus
+FAST := not spark and not kafka and not cluster and not prometheus and not image
 test-fast: install k8s-schemas
 	$(BIN)/python -m pytest -q -m "$(FAST)"
 

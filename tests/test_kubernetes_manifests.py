@@ -380,3 +380,43 @@ def test_the_shipper_runs_beside_the_controller():
     voters = [f"{i}@{name}-{i}.{governing['metadata']['name']}.{ns}.svc:9093"
               for i in range(sts["spec"]["replicas"])]
     assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == ",".join(voters)
+
+
+# --- the image: the one `make image` builds ---------------------------------------------------
+
+def built_image() -> str:
+    """The name the Makefile gives the image (IMAGE), with pyproject.toml's version."""
+    makefile = (REPO / "Makefile").read_text()
+    version = re.search(r'^version = "(.+)"$', (REPO / "pyproject.toml").read_text(), re.MULTILINE)
+    image = re.search(r"^IMAGE \?= (\S+)$", makefile, re.MULTILINE)
+    assert version and image, "pyproject.toml has a version, the Makefile an IMAGE"
+    assert re.search(r"^VERSION := .*pyproject\.toml\)$", makefile, re.MULTILINE), \
+        "the Makefile reads VERSION from pyproject.toml"
+    return image.group(1).replace("$(VERSION)", version.group(1))
+
+
+def test_the_manifests_name_the_image_make_image_builds():
+    image = built_image()
+    assert re.fullmatch(r"localhost/kraft-audit:\d+\.\d+\.\d+\S*", image)
+    app = one("kraft-audit.yaml", "SparkApplication")
+    [sts] = by_kind("shipper-sidecar.yaml")["StatefulSet"]
+    [ship] = [c for c in sts["spec"]["template"]["spec"]["containers"] if c["name"] == "kraft-audit-ship"]
+    assert app["spec"]["image"] == ship["image"] == image
+    # the push the comments tell of keeps the name and tag
+    text = (KUBE / "kraft-audit.yaml").read_text()
+    assert f"podman tag {image} registry.example.com/{image.split('/', 1)[1]}" in text
+
+
+def test_the_spark_application_runs_what_the_image_holds_as_the_image_user():
+    containerfile = (REPO / "deploy" / "container" / "Containerfile").read_text()
+    app = one("kraft-audit.yaml", "SparkApplication")["spec"]
+    job = app["mainApplicationFile"].removeprefix("local://")
+    assert f" {job}" in containerfile, "the Containerfile installs the job where the app runs it"
+    [user] = re.findall(r"^USER (\d+):(\d+)$", containerfile, re.MULTILINE)
+    for role in ("driver", "executor"):
+        ctx = app[role]["securityContext"]
+        assert (str(ctx["runAsUser"]), str(ctx["runAsGroup"])) == user and ctx["runAsNonRoot"]
+        assert ctx["readOnlyRootFilesystem"] is True
+        # the read-only root leaves /tmp (Spark's and Python's scratch) to a volume
+        tmp = {m["mountPath"]: m["name"] for m in app[role]["volumeMounts"]}["/tmp"]
+        assert "emptyDir" in {v["name"]: v for v in app["volumes"]}[tmp]

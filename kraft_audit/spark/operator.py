@@ -7,7 +7,7 @@ a call here) millions of times, so partitions are hashed into B buckets:
 every bucket needs to judge its partitions alone (brokers, topics, configs,
 features, ClearElr, transactions, Raft control records, registration and
 log-dir events) are copied to every bucket of their cluster. Records no rule
-reads (NoOp, producer ids, ACLs, quotas, SCRAM, tokens) and quarantined input
+reads (NoOp, ACLs, quotas, SCRAM, tokens), producer ids (a cluster-scoped rule) and quarantined input
 go to bucket 0 only: NoOps are 95%+ of a real log, fanning them out would
 multiply the work by B. Bucket 0 also emits the cluster-scoped findings.
 
@@ -78,7 +78,8 @@ OUTPUT_COLUMNS = ["table", "part", "rows"]
 OUTPUT_CHUNK = 20_000  # dicts per output row: keeps each binary cell far below Arrow's 2 GiB
 
 PARTITION_SCOPED_TYPES = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
-# Records no rule reads: kept in bucket 0 only (counted and passed to the core once).
+# Records no rule reads, or only cluster-scoped rules (producer ids): kept in bucket 0 only
+# (counted and passed to the core once; bucket 0 reports the cluster-scoped findings).
 BUCKET0_ONLY_TYPES = (
     "NO_OP_RECORD",
     "PRODUCER_IDS_RECORD",

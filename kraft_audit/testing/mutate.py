@@ -22,7 +22,7 @@ import random
 import shutil
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,8 @@ from kraft_audit.core.codec.logdir import (BOOTSTRAP_CHECKPOINT, META_PROPERTIES
 from kraft_audit.core.codec.records import encode_value
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.image import verify_snapshots
-from kraft_audit.core.rules.catalog import load_catalog
+from kraft_audit.core.rules.catalog import Catalog, load_catalog
+from kraft_audit.core.rules.docs import MUTATION_CLASSES
 
 CONTROL_BIT = 0x20
 INT32_MAX = 2**31 - 1
@@ -156,28 +157,8 @@ class Mutant:
     snapshots: dict[str, list] | None = None
 
 
-# class -> why no correct controller writes any of its mutants
-CLASSES = {
-    "wrong-value": "a field holds a value the state before and the record's cause rule out: a "
-                   "leader that is not a replica, an ISR member not in the replicas, a new "
-                   "partition whose epochs do not start at 0, a change's leader epoch not bumped",
-    "missing-record": "a record the log needs is gone: what it created (a topic, a partition, a "
-                      "broker) is used later, so a later record refers to something never created",
-    "extra-record": "a record a controller never writes: a change record that changes nothing "
-                    "(Kafka skips a no-op change), a second creation of an existing partition",
-    "reordered-record": "a record moved before the record it depends on: a partition changed "
-                        "before it is created, a partition created before its topic",
-    "wrong-type": "a record written as another type with the same fields: a change record "
-                  "written as a creation (its unset fields become defaults, the epochs go "
-                  "back), a topic creation written as a topic removal (of a topic never created)",
-    "overflow": "a number beyond the range its field may take: a broker id or partition id "
-                "that is negative, an epoch at -2^31 (wrapped), a leader epoch that went back",
-    "unparseable-string": "a string no consumer can use: a topic id that is not a topic's "
-                          "(unknown to every later record)",
-    "snapshot-differs": "a snapshot whose image is not the log's at its end offset: a "
-                        "partition's leader, ISR or epoch changed, a topic renamed, a config "
-                        "value changed, a record left out",
-}
+# class -> why no correct controller writes any of its mutants (docs/rules.md renders it)
+CLASSES = MUTATION_CLASSES
 
 
 def _positions(frames: list[Frame]) -> list[tuple[int, int, int]]:
@@ -253,6 +234,38 @@ def generate(log_dir: Path, per_kind: int = 4, seed: int = 7) -> Iterator[Mutant
         r.data["leader"] = stranger
         yield Mutant("wrong-value", f"PartitionChangeRecord at {p[2]}: leader {stranger} not a replica", m, p[2])
 
+    registrations = _of_type(frames, pos, "REGISTER_BROKER_RECORD")
+    later_regs = [p for p in registrations if _first_registration(frames, pos, rec(p).data["brokerId"]) != p[2]]
+    for p in _sample(later_regs, per_kind, rng):
+        m = _copy(frames)
+        r = m[p[0]].records[p[1]]
+        previous = _previous_epoch(frames, pos, p[2], r.data["brokerId"])
+        r.data["brokerEpoch"] = previous - 1
+        yield Mutant("wrong-value", f"RegisterBrokerRecord at {p[2]}: broker epoch {previous - 1} below "
+                     f"the previous registration's {previous}", m, p[2])
+    about_broker = [p for p in pos if rec(p).data is not None and rec(p).type in (
+        "BROKER_REGISTRATION_CHANGE_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD",
+        "UNREGISTER_BROKER_RECORD")]
+    for p in _sample(about_broker, per_kind, rng):
+        m = _copy(frames)
+        d = m[p[0]].records[p[1]].data
+        name = "epoch" if "epoch" in d else "brokerEpoch"
+        d[name] += 1
+        yield Mutant("wrong-value", f"{rec(p).type} at {p[2]}: broker epoch not the registration's", m, p[2])
+    pids = _of_type(frames, pos, "PRODUCER_IDS_RECORD")
+    for p in _sample(pids[1:], per_kind, rng):
+        m = _copy(frames)
+        i = pids.index(p)
+        m[p[0]].records[p[1]].data["nextProducerId"] = rec(pids[i - 1]).data["nextProducerId"]
+        yield Mutant("wrong-value", f"ProducerIdsRecord at {p[2]}: the previous block handed out again", m, p[2])
+    for p in _sample(creations, per_kind, rng):
+        m = _copy(frames)
+        r = m[p[0]].records[p[1]]
+        r.data["replicas"] = list(r.data["replicas"]) + [r.data["replicas"][0]]
+        if r.data.get("directories"):
+            r.data["directories"] = list(r.data["directories"]) + [r.data["directories"][0]]
+        yield Mutant("wrong-value", f"PartitionRecord at {p[2]}: a replica named twice", m, p[2])
+
     # -- missing record: remove what a later record needs
     for type_name, needs in (("TOPIC_RECORD", lambda d: lambda r: r.data.get("topicId") == d["topicId"]
                               and r.type in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")),
@@ -260,13 +273,17 @@ def generate(log_dir: Path, per_kind: int = 4, seed: int = 7) -> Iterator[Mutant
                               and r.data.get("topicId") == d["topicId"]
                               and r.data.get("partitionId") == d["partitionId"]),
                              ("REGISTER_BROKER_RECORD", lambda d: lambda r: r.type in (
-                                 "UNFENCE_BROKER_RECORD", "FENCE_BROKER_RECORD")
-                              and r.data.get("id") == d["brokerId"])):
+                                 "UNFENCE_BROKER_RECORD", "FENCE_BROKER_RECORD",
+                                 "BROKER_REGISTRATION_CHANGE_RECORD")
+                              and r.data.get("id", r.data.get("brokerId")) == d["brokerId"])):
         candidates = []
         for p in _of_type(frames, pos, type_name):
             dependent = _first_after(frames, pos, p[2], needs(rec(p).data))
-            if dependent is not None and (type_name != "REGISTER_BROKER_RECORD"
-                                          or _first_registration(frames, pos, rec(p).data["brokerId"]) == p[2]):
+            # a broker's record needs the registration before it: its first, with no other in between
+            if dependent is not None and (type_name != "REGISTER_BROKER_RECORD" or (
+                    _first_registration(frames, pos, rec(p).data["brokerId"]) == p[2]
+                    and _previous_epoch(frames, pos, dependent[2], rec(p).data["brokerId"])
+                    == rec(p).data["brokerEpoch"])):
                 candidates.append((p, dependent))
         for p, dep in _sample(candidates, per_kind, rng):
             m = _copy(frames)
@@ -292,6 +309,16 @@ def generate(log_dir: Path, per_kind: int = 4, seed: int = 7) -> Iterator[Mutant
         m = _copy(frames)
         m[later[0]].records.insert(later[1] + 1, Rec("PARTITION_RECORD", rec(p).version, dict(rec(p).data)))
         yield Mutant("extra-record", f"the PartitionRecord of {p[2]} written again after {later[2]}", m, later[2] + 1)
+
+    for p in _sample(_of_type(frames, pos, "TOPIC_RECORD"), per_kind, rng):
+        later = _first_after(frames, pos, p[2], lambda r: r.type == "TOPIC_RECORD")
+        if later is None:
+            continue
+        m = _copy(frames)
+        m[later[0]].records.insert(later[1] + 1, Rec("TOPIC_RECORD", 0, {
+            "name": rec(p).data["name"], "topicId": "MutantTopicIdAAAAAAAAA"}))
+        yield Mutant("extra-record", f"a second live topic named {rec(p).data['name']!r} after {later[2]}",
+                     m, later[2] + 1)
 
     # -- reordered: a change moved before its partition's creation; a partition before its topic
     firsts = []
@@ -353,11 +380,32 @@ def generate(log_dir: Path, per_kind: int = 4, seed: int = 7) -> Iterator[Mutant
         r.data["leaderEpoch"] = -(2**31)
         yield Mutant("overflow", f"PartitionRecord at {p[2]}: leader epoch wrapped to -2^31", m, p[2])
 
+    for p in _sample(pids, per_kind, rng):
+        m = _copy(frames)
+        m[p[0]].records[p[1]].data["nextProducerId"] = -(2**63) + 1000
+        yield Mutant("overflow", f"ProducerIdsRecord at {p[2]}: next producer id wrapped negative", m, p[2])
+    for p in _sample(registrations, per_kind, rng):
+        m = _copy(frames)
+        m[p[0]].records[p[1]].data["brokerEpoch"] = -(2**63)
+        yield Mutant("overflow", f"RegisterBrokerRecord at {p[2]}: broker epoch wrapped to -2^63", m, p[2])
+
     # -- unparseable string: a topic id that names no topic
     for p in _sample(creations, per_kind, rng):
         m = _copy(frames)
         m[p[0]].records[p[1]].data["topicId"] = "AAAAAAAAAAAAAAAAAAAAAA"
         yield Mutant("unparseable-string", f"PartitionRecord at {p[2]}: topic id of no topic", m, p[2])
+
+    for p in _sample(_of_type(frames, pos, "TOPIC_RECORD"), per_kind, rng):
+        m = _copy(frames)
+        m[p[0]].records[p[1]].data["name"] = rec(p).data["name"] + "/../x y"
+        yield Mutant("unparseable-string", f"TopicRecord at {p[2]}: an illegal topic name", m, p[2])
+    configs = _of_type(frames, pos, "CONFIG_RECORD", lambda r: r.data.get("value") is not None
+                       and r.data.get("name") in _TYPED_CONFIGS)
+    for p in _sample(configs, per_kind, rng):
+        m = _copy(frames)
+        d = m[p[0]].records[p[1]].data
+        d["value"] = _TYPED_CONFIGS[d["name"]]
+        yield Mutant("unparseable-string", f"ConfigRecord at {p[2]}: {d['name']} = {d['value']!r}", m, p[2])
 
     # -- snapshot differs from its log
     src = metadata_dir(log_dir)
@@ -400,6 +448,21 @@ def _partition_before(frames, pos, offset: int, topic_id: str, partition: int) -
     return state
 
 
+# typed configs the log may hold, each with a value its type rules out
+_TYPED_CONFIGS = {"min.insync.replicas": "two", "segment.bytes": "100MB", "retention.ms": "7d",
+                  "cleanup.policy": "compact,sideways", "compression.type": "zip",
+                  "unclean.leader.election.enable": "yes", "max.message.bytes": "1e6"}
+
+
+def _previous_epoch(frames, pos, offset: int, broker_id: int) -> int:
+    epoch = -1
+    for fi, ri, o in pos:
+        r = frames[fi].records[ri]
+        if o < offset and r.type == "REGISTER_BROKER_RECORD" and r.data.get("brokerId") == broker_id:
+            epoch = r.data["brokerEpoch"]
+    return epoch
+
+
 def _first_registration(frames, pos, broker_id: int) -> int | None:
     for fi, ri, o in pos:
         r = frames[fi].records[ri]
@@ -411,10 +474,20 @@ def _first_registration(frames, pos, broker_id: int) -> int | None:
 # ---------------------------------------------------------------- scoring
 
 
-def audit_log(log_dir: Path) -> list:
+def catalog_without(disabled: tuple[str, ...] = ()):
+    """The shipped catalog with some rules disabled (to score the auditor without them)."""
+    catalog = load_catalog()
+    unknown = set(disabled) - {s.rule_id for s in catalog.rules}
+    if unknown:
+        raise KeyError(f"no rule {sorted(unknown)} in the catalog")
+    return Catalog([replace(s, enabled=False) if s.rule_id in disabled else s for s in catalog.rules],
+                   catalog.directory)
+
+
+def audit_log(log_dir: Path, catalog=None) -> list:
     """Every finding `kraft-audit check` gives on a log dir: the core's, and each snapshot's
     comparison with the log."""
-    auditor = Auditor(load_catalog())
+    auditor = Auditor(catalog if catalog is not None else load_catalog())
     cluster_id = read_meta_properties(log_dir).get("cluster.id", "")
     out = auditor.process(read_log_dir(log_dir, cluster_id))
     violations = list(out.violations)
@@ -448,16 +521,19 @@ class Score:
         return 100.0 * self.caught / self.mutants if self.mutants else 100.0
 
 
-def score(log_dirs: list[Path], work: Path, per_kind: int = 4) -> tuple[dict[str, Score], dict[str, int]]:
-    """The score per class over every mutant of `log_dirs`, and the findings on each unmutated log."""
+def score(log_dirs: list[Path], work: Path, per_kind: int = 4,
+          disabled: tuple[str, ...] = ()) -> tuple[dict[str, Score], dict[str, int]]:
+    """The score per class over every mutant of `log_dirs` (with the `disabled` rules off), and
+    the findings on each unmutated log."""
+    catalog = catalog_without(disabled)
     scores = {c: Score() for c in CLASSES}
     clean = {}
     for log_dir in log_dirs:
-        clean[log_dir.name] = len(audit_log(log_dir))
+        clean[log_dir.name] = len(audit_log(log_dir, catalog))
         for n, mutant in enumerate(generate(log_dir, per_kind)):
             target = work / f"{log_dir.name}-{n}"
             write_log(log_dir, mutant.frames, target, mutant.snapshots)
-            found = audit_log(target)
+            found = audit_log(target, catalog)
             s = scores[mutant.cls]
             s.mutants += 1
             if flagged(mutant, target, found):
@@ -475,15 +551,24 @@ def table(scores: dict[str, Score]) -> str:
     return "\n".join(lines)
 
 
+def fixture_logs() -> list[Path]:
+    """The real logs kept in tests/fixtures/kraft-real."""
+    root = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "kraft-real"
+    return sorted(p for p in root.iterdir() if p.is_dir())
+
+
 def main(argv: list[str]) -> int:
+    import argparse
     import tempfile
 
-    from kraft_audit.core.codec.logdir import metadata_dir as _md  # noqa: F401
-    dirs = [Path(a) for a in argv] or sorted(
-        p for p in (Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "kraft-real").iterdir()
-        if p.is_dir())
+    parser = argparse.ArgumentParser(prog="python -m kraft_audit.testing.mutate")
+    parser.add_argument("logs", nargs="*", help="log dirs (default: tests/fixtures/kraft-real/*)")
+    parser.add_argument("--without", action="append", default=[], metavar="RULE",
+                        help="score with this rule disabled (repeatable)")
+    args = parser.parse_args(argv)
+    dirs = [Path(a) for a in args.logs] or fixture_logs()
     with tempfile.TemporaryDirectory() as work:
-        scores, clean = score(dirs, Path(work))
+        scores, clean = score(dirs, Path(work), disabled=tuple(args.without))
     for name, n in clean.items():
         print(f"unmutated {name}: {n} findings")
     print(table(scores))

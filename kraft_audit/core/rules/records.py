@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from kraft_audit.core.rules.registry import Finding, rule
+from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, SETS_ELR, SETS_ISR, Finding, rule
 
 # Kafka's Topic.validate: 1..249 of [a-zA-Z0-9._-], not "." or ".."
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
@@ -19,7 +19,9 @@ BROKER_LISTS = (("replicas", "replicas"), ("isr", "isr"), ("elr", "ELR"),
                 ("adding_replicas", "adding replicas"), ("removing_replicas", "removing replicas"))
 
 
-@rule("kraft.partition-ids-in-range", on="partition", records=("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"))
+# a change record that sets no broker list leaves them as judged before (when=): the hot path stays cheap
+@rule("kraft.partition-ids-in-range", on="partition", records=("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"),
+      when=SETS_ISR | SETS_ELR | SETS_ASSIGNMENT)
 def partition_ids_in_range(c):
     """Partition ids and broker ids are never negative; a broker appears once in the replicas
     and once in the ISR."""

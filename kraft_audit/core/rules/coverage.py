@@ -4,7 +4,8 @@ A rule declares the record types it reads (`@rule(records=...)`); rules on parti
 triggers without a declaration read the partition records. Every metadata record type
 (apiKeys 0-29) and Raft control record is listed with what the auditor does with it, so a
 type no rule covers shows as such instead of disappearing from the table (a test holds
-that every type the codec knows is here).
+that every type the codec knows is here). A snapshot is compared with the log as a whole
+image (`kraft.snapshot-equals-log`), every record type in it included.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ USE = {
     "USER_SCRAM_CREDENTIAL_RECORD": "counted, not judged",
     "FEATURE_LEVEL_RECORD": "metadata.version and the ELR feature (which Kafka line's rules apply)",
     "CLIENT_QUOTA_RECORD": "counted, not judged",
-    "PRODUCER_IDS_RECORD": "counted, not judged",
+    "PRODUCER_IDS_RECORD": "the next producer id",
     "BROKER_REGISTRATION_CHANGE_RECORD": "fenced, controlled shutdown, directories online",
     "ACCESS_CONTROL_ENTRY_RECORD": "counted, not judged",
     "REMOVE_ACCESS_CONTROL_ENTRY_RECORD": "counted, not judged",

@@ -77,9 +77,11 @@ PROPERTIES: tuple[Property, ...] = (
              "controller accepted"),
     Property(KIP966_MODEL, "MetadataLogMatchingProperty",
              "every broker's copy of the metadata log equals the controller's, offset by offset",
-             PARTLY, ("input.offset-regression",),
+             PARTLY, ("input.offset-regression", "kraft.snapshot-equals-log"),
              "one controller's log is read at a time: offsets that go backwards in it are a "
-             "finding; comparing several replicas of the log is not done"),
+             "finding, and each snapshot it wrote must hold the image its log builds to the "
+             "snapshot's end (a broker loading either sees the same); comparing several "
+             "replicas of the log is not done"),
     Property(KIP966_MODEL, "LogMatchingProperty, ConsistentReadProperty, "
              "NoCommittedRecordLostGlobally",
              "data logs agree below the high watermark; reads repeat; no acknowledged record is "
@@ -119,9 +121,9 @@ PROPERTIES: tuple[Property, ...] = (
              "LeaderChange records cannot be matched with their epochs yet"),
     Property(RAFT_MODEL, "NoLogDivergence / LogMatching, LeaderHasAllAckedValues, Durability",
              "replicas of the metadata log agree; committed entries survive",
-             PARTLY, ("input.offset-regression",),
-             "within the one log read; a snapshot compared with the log it summarises is the "
-             "other observable half"),
+             PARTLY, ("input.offset-regression", "kraft.snapshot-equals-log"),
+             "within the one log read, and between that log and the snapshots written from "
+             "it"),
     Property(CONTROLLER_TESTS, "PartitionChangeBuilderTest: ELR on ISR shrink and expansion, "
              "unclean-shutdown removal, ISR shrinking to zero",
              "the ELR and LastKnownElr a change writes", OBSERVABLE,

@@ -153,7 +153,9 @@ read it (their sections above give the invariant and its reasoning), the conditi
 open or close, and what replay takes from it. A type with no rule is listed as such: the
 auditor counts it (it is applied, a duplicate or quarantined like any record) but judges
 none of its fields. The `input.*` rules judge any record replay cannot use; a malformed
-record of any type is quarantined with its reason (`kraft_audit/core/rules/coverage.py`).
+record of any type is quarantined with its reason, and every record a snapshot holds,
+whatever its type, is compared with the log's image by `kraft.snapshot-equals-log`
+(`kraft_audit/core/rules/coverage.py`).
 
 | record type | rules | conditions | replay uses it for |
 |---|---|---|---|

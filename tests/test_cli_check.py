@@ -251,6 +251,9 @@ def test_a_log_kept_by_retention_still_says_what_is_offline(tmp_path, capsys, un
                   if c["condition"] == "leaderless"}
     assert leaderless == expected
     assert all(c["topic"] == c["topic_id"] for c in report["open_conditions"])  # named by id
+    # the per-topic gauge the offline alert is labelled by (topic ids here)
+    by_topic = report["gauges"]["topics_leaderless"]
+    assert sum(by_topic.values()) == offline and set(by_topic) == {t for t, _ in expected}
     assert not [q for q in report["quarantined"] if "PartitionChangeRecord" in q["reason"]]
     records = report["records"]
     in_cut = sum(1 for e in read_log_dir(log.parent) if isinstance(e, MetadataEvent))

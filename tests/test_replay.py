@@ -147,3 +147,30 @@ def test_settings_are_validated():
         CoreSettings.of({"min_isr": 2})
     with pytest.raises(ValueError, match="clean_shutdown_detection"):
         CoreSettings.of({"clean_shutdown_detection": "maybe"})
+
+
+def test_a_partial_logs_change_record_tracks_a_partition_as_far_as_it_says(kraft_log):
+    """A log that starts mid-history: a change record for a partition created before it is
+    state (what it sets), the rest unknown until a record sets it; epochs stay unknown."""
+    from kraft_audit.core.replay.conditions import LEADERLESS, UNDER_MIN_ISR, condition_mask
+
+    state = ClusterState(CoreSettings())
+    state.history_from = 500
+    before, p = state.change_partition({"topicId": TID, "partitionId": 3, "leader": -1})
+    assert before is None and p.leader == -1 and state.topic_partitions == {TID: [3]}
+    assert {"replicas", "isr", "leader_epoch", "partition_epoch"} <= set(p.unknown)
+    assert "leader" not in p.unknown
+    assert condition_mask(p, 2, state) == LEADERLESS  # under min ISR needs the ISR: not claimed
+    assert state.topic_label(TID) == TID  # no TopicRecord named it yet
+    before, p = state.change_partition({"topicId": TID, "partitionId": 3, "leader": 2,
+                                        "isr": [2], "replicas": [1, 2, 3]})
+    assert before.leader == -1 and (p.leader, p.isr, p.replicas) == (2, (2,), (1, 2, 3))
+    assert {"replicas", "isr", "leader"}.isdisjoint(p.unknown)
+    assert (p.leader_epoch, p.partition_epoch) == (-1, -1) and "leader_epoch" in p.unknown
+    assert condition_mask(p, state.effective_min_isr(p), state) == 0  # min ISR 1 assumed
+    assert condition_mask(p, 2, state) == UNDER_MIN_ISR
+    # stored and restored with its unknown fields
+    assert pickle.loads(pickle.dumps(p)) == p
+    # a whole log: the same record is an input problem, never state
+    with pytest.raises(ReplayError):
+        ClusterState(CoreSettings()).change_partition({"topicId": TID, "partitionId": 3, "leader": -1})

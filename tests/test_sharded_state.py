@@ -179,3 +179,24 @@ def test_an_auditor_is_freed_by_reference_counting(sim_log):
     finally:
         if collecting:
             gc.enable()
+
+
+def test_a_partial_logs_partitions_are_stored_with_their_unknown_fields(tmp_path):
+    """A real log cut after creation, audited in two halves with the stored form between
+    them: the same partitions (unknown fields included), conditions and gauges as one run."""
+    from log_cuts import SUBPXL, later_segment
+
+    log, _ = later_segment(tmp_path, SUBPXL, from_offset=300, until_offset=557)
+    events = list(read_log_dir(log.parent))
+    whole = Auditor(load_catalog())
+    whole.process(events)
+    # inside the outage's change records (offsets 477..527 set leader -1, one partition each)
+    half = next(i for i, e in enumerate(events) if isinstance(e, MetadataEvent) and e.offset >= 500)
+    first = Auditor(load_catalog())
+    first.process(events[:half])
+    restored = Auditor.from_bytes(first.to_bytes(), load_catalog())
+    restored.process(events[half:])
+    parts = dict(restored.state.partitions.items())
+    assert parts == dict(whole.state.partitions.items()) and len(parts) == 51
+    assert all(p.unknown for p in parts.values())
+    assert restored.gauges() == whole.gauges() and restored.gauges().leaderless == 51

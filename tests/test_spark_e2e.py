@@ -501,3 +501,10 @@ def test_a_log_kept_by_retention_shows_its_offline_partitions_in_the_tables(spar
         assert "replicas" in row["unknown_fields"] and "leader" not in row["unknown_fields"]
         assert row["min_isr_source"] == "assumed"  # no min ISR given or logged: said so
     assert not [q for q in table(cfg, "quarantine") if "PartitionChangeRecord" in q["reason"]]
+    # the whole log: its broker restarts, judged from the log alone, say they are inferred
+    whole = tmp_path / "whole"
+    shutil.copytree(SUBPXL, whole)
+    assert main(["run", "--once", "--log-dir", str(whole), "--checkpoint", str(tmp_path / "ck2"),
+                 "--tables", str(tmp_path / "tables2"), "--no-metrics", "--set", "audit.buckets=3"]) == 0
+    [broker] = table(Config(tables=str(tmp_path / "tables2")), "brokers")
+    assert (broker["last_shutdown"], broker["last_shutdown_source"]) == ("clean", "inferred")

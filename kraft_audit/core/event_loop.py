@@ -394,7 +394,8 @@ class EventLoop:
                 self._broker_registered(event, change.broker_before)
             elif fences:
                 batch.fenced.add(broker_id)
-                if broker_id in state.brokers:  # the fence moves its leaderships in its batch
+                # Kafka's handleBrokerFenced writes the leader moves, then the fence, in one batch
+                if broker_id in state.brokers:
                     state.brokers[broker_id].led_when_fenced = broker_id in self._leaders_moved
             before = change.broker_before
             batch.broker_changes.append(BrokerChange(

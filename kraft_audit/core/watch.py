@@ -18,6 +18,12 @@ GAUGE_OF = {"under_min_isr": "under_min_isr", "leaderless": "leaderless", "recov
             "reassignment_stalled": "reassignment_stalled", "election_overdue": "election_overdue"}
 
 
+def _electable_known(p: Partition) -> bool:
+    """Whether a partition's ISR and ELR are known (not so for one a partial log shows only in
+    change records that did not set them): the electable-leaders gauge counts only those."""
+    return not p.unknown or ("isr" not in p.unknown and "elr" not in p.unknown)
+
+
 class Watch:
     def __init__(self, masks: ShardedDict | None = None, open_: ShardedDict | None = None,
                  counts: tuple | None = None):
@@ -39,18 +45,20 @@ class Watch:
         electable = self.electable
         if before is not None:
             self.partitions -= 1
-            n = len(before.isr) + len(before.elr)
-            left = electable[n] - 1
-            if left:
-                electable[n] = left
-            else:
-                del electable[n]
+            if _electable_known(before):
+                n = len(before.isr) + len(before.elr)
+                left = electable[n] - 1
+                if left:
+                    electable[n] = left
+                else:
+                    del electable[n]
             if under_replicated(before):
                 self.under_replicated -= 1
         if after is not None:
             self.partitions += 1
-            n = len(after.isr) + len(after.elr)
-            electable[n] = electable.get(n, 0) + 1
+            if _electable_known(after):
+                n = len(after.isr) + len(after.elr)
+                electable[n] = electable.get(n, 0) + 1
             if under_replicated(after):
                 self.under_replicated += 1
 

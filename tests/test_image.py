@@ -110,6 +110,29 @@ def test_demo_writes_its_delta_tables_to_a_volume_the_host_reads(tmp_path):
         sum(p["records"] for p in progress)
 
 
+def test_the_spark_operators_driver_command_runs_the_job_the_application_names(tmp_path):
+    """What a driver pod of the SparkApplication runs: the entrypoint's `driver` with the
+    arguments Spark on Kubernetes passes (a properties file, PythonRunner, the job as a
+    local:// path inside the image), here with a local master, on a real log."""
+    from deltalake import DeltaTable
+
+    log = REPO / "tests" / "fixtures" / "kraft-real" / "subpxl__streamprocessing"
+    conf = writable_by_the_image(tmp_path / "conf")
+    (conf / "spark.properties").write_text("spark.master=local[2]\nspark.app.name=kraft-audit\n"
+                                           "spark.sql.shuffle.partitions=2\n")
+    data = writable_by_the_image(tmp_path / "data")
+    done = run("driver", "--properties-file", "/etc/spark/spark.properties",
+               "--class", "org.apache.spark.deploy.PythonRunner",
+               "local:///opt/kraft-audit/jobs/audit_job.py", "--log-dir", "/log", "--once",
+               "--set", "metrics.enabled=false",
+               volumes={log: "/log:ro", conf: "/etc/spark:ro", data: "/data"}, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    expected = json.loads((log / "EXPECTED.json").read_text())
+    state = DeltaTable(str(data / "kraft-audit-run" / "tables" / "partition_state")).to_pyarrow_table()
+    got = {(r["topic"], r["partition"]): (r["leader"], r["isr"]) for r in state.to_pylist()}
+    assert got == {(p["topic"], p["partition"]): (p["leader"], p["isr"]) for p in expected["partitions"]}
+
+
 def metrics(port: int) -> dict[str, float]:
     """The samples of a /metrics page, scraped from the host: name{labels} -> value."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:

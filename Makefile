@@ -125,7 +125,7 @@ image: install podman spark-kafka delta-spark
 
 # The image run as a user runs it (tests/test_image.py, pytest -m image): --version, check, demo,
 # the Spark operator's driver and executor commands, ship into a real Kafka on this host with the job in a
-# second container, /metrics scraped from the host (about 3 minutes once the image is built).
+# second container, /metrics scraped from the host (about 3.5 minutes once the image is built).
 test-image: image $(KAFKA_CACHE)/$(KAFKA_4)/.resolved
 	$(BIN)/python -m pytest -q -m image tests/test_image.py
 

@@ -12,7 +12,6 @@ import os
 import re
 import shlex
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
@@ -46,11 +45,11 @@ def podman(*args: str, check: bool = True, timeout: float = 600) -> subprocess.C
     return done
 
 
-def run(*args: str, volumes: dict[Path, str] = {}, network: str = "none", name: str | None = None,
+def run(*args: str, volumes: dict[Path, str] | None = None, network: str = "none", name: str | None = None,
         detach: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
     """`podman run` of the image, locked down; `volumes` maps host paths to container paths
     (a trailing ':ro' mounts read-only)."""
-    mounts = [a for host, inside in volumes.items() for a in ("-v", f"{host}:{inside}")]
+    mounts = [a for host, inside in (volumes or {}).items() for a in ("-v", f"{host}:{inside}")]
     return podman("run", *(["-d"] if detach else ["--rm"]), *(["--name", name] if name else []),
                   "--network", network, *LOCKED_DOWN, *mounts, IMAGE, *args,
                   check=False, timeout=timeout)
@@ -131,6 +130,34 @@ def test_the_spark_operators_driver_command_runs_the_job_the_application_names(t
     state = DeltaTable(str(data / "kraft-audit-run" / "tables" / "partition_state")).to_pyarrow_table()
     got = {(r["topic"], r["partition"]): (r["leader"], r["isr"]) for r in state.to_pylist()}
     assert got == {(p["topic"], p["partition"]): (p["leader"], p["isr"]) for p in expected["partitions"]}
+
+
+def test_the_executor_command_starts_sparks_kubernetes_executor_that_calls_its_driver():
+    """What an executor pod runs: the entrypoint's `executor`, from the variables Spark on
+    Kubernetes sets. No driver here: a socket stands in for it and sees the executor call."""
+    import socket
+
+    with socket.socket() as driver:
+        driver.bind(("127.0.0.1", 0))
+        driver.listen()
+        driver.settimeout(180)
+        port = driver.getsockname()[1]
+        env = {"SPARK_EXECUTOR_MEMORY": "512m", "SPARK_EXECUTOR_ID": "1", "SPARK_EXECUTOR_CORES": "1",
+               "SPARK_DRIVER_URL": f"spark://CoarseGrainedScheduler@127.0.0.1:{port}",
+               "SPARK_APPLICATION_ID": "spark-probe", "SPARK_EXECUTOR_POD_IP": "127.0.0.1",
+               "SPARK_RESOURCE_PROFILE_ID": "0", "SPARK_EXECUTOR_POD_NAME": "kraft-audit-exec-1",
+               "SPARK_JAVA_OPT_0": "-Dkraft.audit.probe=1"}
+        name = f"kraft-audit-executor-{port}"
+        proc = subprocess.Popen([*PODMAN, "run", "--rm", "--name", name, "--network", "host", *LOCKED_DOWN,
+                                 *[a for k, v in env.items() for a in ("-e", f"{k}={v}")], IMAGE, "executor"],
+                                env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            conn, _ = driver.accept()  # the executor asks its driver for the app's configuration
+            conn.close()
+        finally:
+            podman("rm", "--force", "--time", "0", name, check=False)  # it would retry for minutes
+            out, _ = proc.communicate(timeout=60)
+    assert "KubernetesExecutorBackend: Started daemon" in out, out[-3000:]
 
 
 def metrics(port: int) -> dict[str, float]:

@@ -78,7 +78,10 @@ class Image:
 
     def _remove_topic(self, d: dict) -> None:
         topic_id = d["topicId"]
-        self.entries.pop(("topic", topic_id), None)
+        name = self.entries.pop(("topic", topic_id), None)
+        if name is not None:  # the image drops a deleted topic's configs with it
+            for key in [k for k in self.entries if k[0] == "config" and k[1] == 2 and k[2] == name]:
+                del self.entries[key]
         for p in self.topic_partitions.pop(topic_id, ()):
             self.partitions.pop((topic_id, p), None)
 
@@ -189,16 +192,20 @@ class Image:
             mine = self.entries.get(key, _INITIAL.get(key))
             theirs = snapshot.entries.get(key, _INITIAL.get(key))
             if key[0] in ("broker", "controller") and mine is not None and theirs is not None:
-                mine, theirs = _common_fields(mine, theirs)
+                mine, theirs = _common_fields(_ordered(mine), _ordered(theirs))
             if mine != theirs:
                 out.append(Difference(key, mine, theirs))
+        # a snapshot written while ELR is off leaves the ELR fields out (the image writer drops
+        # them): they are compared only when the log's image has the ELR feature on
+        elr = (self.entries.get(("feature", "eligible.leader.replicas.version")) or 0) >= 1
         for key in sorted(self.partitions.keys() | snapshot.partitions.keys()):
             mine, theirs = self.partitions.get(key), snapshot.partitions.get(key)
             if mine is None or theirs is None:
                 out.append(Difference(("partition", *key), mine and mine.as_dict(),
                                       theirs and theirs.as_dict()))
                 continue
-            fields = [n for n in Partition.__slots__ if getattr(mine, n) != getattr(theirs, n)]
+            fields = [n for n in Partition.__slots__ if getattr(mine, n) != getattr(theirs, n)
+                      and (elr or n not in ("elr", "last_known_elr"))]
             if fields == ["directories"] and not (mine.directories and theirs.directories):
                 continue  # one side written before directories were assigned
             if fields:  # one difference per partition: the fields that differ, both sides
@@ -210,6 +217,19 @@ class Image:
 
 def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
+
+
+def _ordered(registration: dict) -> dict:
+    """A registration's endpoints and supported features are maps in Kafka's image: their
+    order in a record means nothing; a null log-dir list holds none."""
+    out = dict(registration)
+    for name in ("logDirs", "cordonedLogDirs"):  # nullable lists: null holds none
+        if name in out and out[name] is None:
+            out[name] = []
+    for name in ("endPoints", "features"):
+        if isinstance(out.get(name), list):
+            out[name] = sorted(out[name], key=lambda e: repr(sorted(e.items())) if isinstance(e, dict) else repr(e))
+    return out
 
 
 def _common_fields(a: dict, b: dict) -> tuple[dict, dict]:

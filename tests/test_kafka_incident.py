@@ -73,12 +73,12 @@ def test_a_stopped_broker_as_the_operator_sees_it(version, tmp_path):
     # until server.properties is given
     elr_on = has_elr(version) and elr_on_by_default(version)
     if elr_on:
-        assert unknown["min_isr"] == {"value": MIN_ISR, "source": "log"}
+        assert unknown["min_isr"] == {"value": MIN_ISR, "source": "log", "given": None, "given_by": None}
         assert unknown["gauges"]["under_min_isr"] == under_min_isr
     else:
-        assert unknown["min_isr"] == {"value": 1, "source": "assumed"}
+        assert unknown["min_isr"] == {"value": 1, "source": "assumed", "given": None, "given_by": None}
         assert unknown["gauges"]["under_min_isr"] < under_min_isr  # what the issue saw
-        assert known["min_isr"] == {"value": MIN_ISR, "source": "setting"}
+        assert (known["min_isr"]["value"], known["min_isr"]["source"]) == (MIN_ISR, "setting")
     assert known["gauges"]["under_min_isr"] == under_min_isr
 
     # the alerts those gauges raise: offline pages for solo, broker 2's fence, under min ISR

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from kraft_audit.core.codec.records import UNKNOWN_TAGGED_FIELDS
+from kraft_audit.core.codec.records import UNKNOWN_TAGGED_FIELDS, SourceCompiler
 from kraft_audit.core.codec.schemas import METADATA_RECORDS, Field, fields_for
 
 _INTS = {"int8", "int16", "uint16", "int32", "int64"}
@@ -47,16 +47,7 @@ _NAMESPACE: dict[str, Any] = {
 }
 
 
-class _WriterCompiler:
-    def __init__(self) -> None:
-        self.sources: list[str] = []
-        self.constants: dict[str, Any] = {}
-        self.count = 0
-
-    def constant(self, value: Any) -> str:
-        name = f"_C{len(self.constants)}"
-        self.constants[name] = value
-        return name
+class _WriterCompiler(SourceCompiler):
 
     def struct_function(self, fields: tuple[Field, ...], version: int) -> str:
         self.count += 1

@@ -404,9 +404,9 @@ _ENCODE_NAMESPACE: dict[str, Any] = {
 }
 
 
-class _EncoderCompiler:
-    """Writes the source of one encode function per struct and version: the
-    mirror of `_DecoderCompiler`. Missing fields take their default."""
+class SourceCompiler:
+    """What the compilers that write functions as source share: the sources written so far,
+    the constants they name and a counter for function names."""
 
     def __init__(self) -> None:
         self.sources: list[str] = []
@@ -417,6 +417,11 @@ class _EncoderCompiler:
         name = f"_C{len(self.constants)}"
         self.constants[name] = value
         return name
+
+
+class _EncoderCompiler(SourceCompiler):
+    """Writes the source of one encode function per struct and version: the
+    mirror of `_DecoderCompiler`. Missing fields take their default."""
 
     def struct_function(self, fields: tuple[Field, ...], version: int) -> str:
         self.count += 1

@@ -33,7 +33,7 @@ def base(log, replicas=(1, 2, 3), isr=None, min_isr=2, elr=True, live=None, **fi
 # (rule, build the faulty log -> offending event, build the correct log, settings)
 def field_range(log, bad):
     base(log)
-    return log.batch(log.change(TID, 0, lrs=7 if bad else 0, isr=[1, 2]))[0]
+    return log.batch(log.change(TID, 0, lrs=7 if bad else -1, isr=[1, 2]))[0]
 
 
 def recovering_only_by_unclean(log, bad):
@@ -97,7 +97,33 @@ def recovering_isr_is_leader(log, bad):
 
 def elr_only_below_min_isr(log, bad):
     base(log, min_isr=2)
-    return log.batch(log.change(TID, 0, isr=[1, 2], elr=[3] if bad else []))[0]
+    return log.batch(log.change(TID, 0, isr=[1, 2], elr=[3] if bad else None))[0]
+
+
+def field_set_to_same_value(log, bad):
+    base(log, elr=False)
+    return log.batch(log.change(TID, 0, isr=[1, 2], replicas=[1, 2, 3] if bad else None))[0]
+
+
+def recovery_state_set_to_same_value(log, bad):
+    base(log, elr=False)
+    return log.batch(log.change(TID, 0, isr=[1, 2], lrs=0 if bad else -1))[0]
+
+
+def leader_bump_without_cause(log, bad):
+    base(log, elr=False)
+    # an ISR expansion never bumps; dropping replica 3 (reassignment) does
+    log.batch(log.change(TID, 0, isr=[1, 2]))
+    if bad:
+        return log.batch(log.change(TID, 0, isr=[1, 2, 3], leader=1))[0]
+    return log.batch(log.change(TID, 0, replicas=[1, 2], leader=1))[0]
+
+
+def leader_bump_on_isr_shrink_at_new_mv(log, bad):
+    log.batch(*log.elr_features(False, mv=22 if bad else 11))
+    log.batch(*[log.register(b, epoch=b) for b in (1, 2, 3)])
+    log.batch(log.topic("t", TID), log.partition(TID, 0, [1, 2, 3]))
+    return log.batch(log.change(TID, 0, isr=[1, 2], leader=1))[0]
 
 
 CASES = [
@@ -114,6 +140,10 @@ CASES = [
     ("kraft.partition-epoch-bump", rogue_partition_record_same_epoch, {}),
     ("kraft.leader-epoch-bump", rogue_partition_record_same_leader_epoch, {}),
     ("kraft.epochs-monotonic", epoch_regressed, {}),
+    ("kraft.change-sets-new-values", field_set_to_same_value, {}),
+    ("kraft.change-sets-new-values", recovery_state_set_to_same_value, {}),
+    ("kraft.leader-bump-has-cause", leader_bump_without_cause, {}),
+    ("kraft.leader-bump-has-cause", leader_bump_on_isr_shrink_at_new_mv, {}),
 ]
 
 

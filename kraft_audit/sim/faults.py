@@ -413,7 +413,9 @@ CATALOG: dict[str, FaultSpec] = {
         FaultSpec(
             "wrong-elr",
             "kip966.elr-matches-kafka",
-            ("kip966.last-known-elr-matches-kafka", "kip966.empty-isr-requires-elr"),
+            # the ELR written can be the one the partition already had
+            ("kip966.last-known-elr-matches-kafka", "kip966.empty-isr-requires-elr",
+             "kraft.change-sets-new-values"),
             PARTITION_CHANGE,
             _wrong_elr,
             "the ELR written leaves out a replica Kafka would keep",
@@ -453,7 +455,7 @@ CATALOG: dict[str, FaultSpec] = {
         FaultSpec(
             "isr-emptied-without-elr",
             "kip966.empty-isr-requires-elr",
-            _ELR_MATCH,
+            (*_ELR_MATCH, "kraft.change-sets-new-values"),  # the wiped ELR may have been empty
             PARTITION_CHANGE,
             _isr_emptied_without_elr,
             "the ISR becomes empty and the ELR is wiped with it",
@@ -510,6 +512,8 @@ CATALOG: dict[str, FaultSpec] = {
                 "kip704.recovering-isr-is-leader",
                 "kip704.recovering-only-by-unclean-election",
                 "kip704.no-isr-growth-while-recovering",
+                # the simulator's next record re-sets the state it believes changed
+                "kraft.change-sets-new-values",
             ),
             PARTITION_CHANGE,
             _invalid_recovery_state,

@@ -8,6 +8,8 @@ from typing import Any, Mapping
 # metadata.version feature levels (server-common MetadataVersion.java)
 MV_3_2_IV0 = 3  # leader recovery state (KIP-704) written by the controller
 MV_3_6_IV0 = 12  # from here an ISR shrink no longer forces a leader-epoch bump (KAFKA-15021)
+MV_4_0_IV0 = 22  # the first 4.x level: no ZooKeeper migration (a 3.6-3.9 controller migrating
+# from ZooKeeper also bumps the leader epoch on an ISR shrink)
 MV_4_0_IV1 = 23  # ELR records (PartitionRecord/PartitionChangeRecord v2)
 
 ELR_FEATURE = "eligible.leader.replicas.version"

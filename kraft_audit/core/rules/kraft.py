@@ -8,9 +8,10 @@ wrong is the record the controller chose to write.
 from __future__ import annotations
 
 from kraft_audit.core.replay.partition import NO_LEADER_CHANGE
-from kraft_audit.core.replay.settings import MV_3_6_IV0
+from kraft_audit.core.replay.settings import MV_3_6_IV0, MV_4_0_IV0
 from kraft_audit.core.rules.elections import completes_reassignment
-from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, SETS_ISR, rule
+from kraft_audit.core.rules.registry import (SETS_ASSIGNMENT, SETS_ELR, SETS_ISR, SETS_LEADER,
+                                             SETS_RECOVERY_STATE, rule)
 
 SNAPSHOT_SUFFIX = ".checkpoint"
 STATE_RECORDS = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
@@ -71,6 +72,59 @@ def leader_epoch_bump(c):
             return (f"ISR shrank by {shrunk} without a leader epoch bump, which brokers before "
                     "MV 3.6-IV0 need")
     return None
+
+
+# (PartitionChangeRecord field, Partition slot) of the fields PartitionChangeBuilder sets only
+# when the target differs from the partition (compared as lists: order counts)
+_SET_WHEN_DIFFERENT = (("isr", "isr"), ("eligibleLeaderReplicas", "elr"),
+                       ("lastKnownElr", "last_known_elr"), ("replicas", "replicas"),
+                       ("addingReplicas", "adding_replicas"),
+                       ("removingReplicas", "removing_replicas"), ("directories", "directories"))
+
+
+@rule("kraft.change-sets-new-values", on="partition", records=("PARTITION_CHANGE_RECORD",),
+      when=SETS_ISR | SETS_ELR | SETS_ASSIGNMENT | SETS_RECOVERY_STATE)
+def change_sets_new_values(c):
+    """PartitionChangeBuilder sets each of these fields only when its target differs from
+    the partition (build, setAssignmentChanges, maybeUpdateRecordElr, tryElection); a
+    record that changes nothing at all is kraft.partition-epoch-bump's."""
+    before, data = c.before, c.event.data
+    if before is None or before.unknown:
+        return None
+    same = []
+    for name, slot in _SET_WHEN_DIFFERENT:
+        value = data.get(name)
+        if value is not None and (value or name != "directories") and tuple(value) == getattr(before, slot):
+            same.append(name)
+    lrs = data.get("leaderRecoveryState", -1)
+    if lrs >= 0 and lrs == before.leader_recovery_state:
+        same.append("leaderRecoveryState")
+    if not same or (data.get("leader", NO_LEADER_CHANGE) == NO_LEADER_CHANGE
+                    and _same_state(before, c.after)):
+        return None
+    return f"sets {', '.join(same)} to the value the partition already had"
+
+
+@rule("kraft.leader-bump-has-cause", on="partition", records=("PARTITION_CHANGE_RECORD",),
+      when=SETS_LEADER)
+def leader_bump_has_cause(c):
+    """Setting Leader to the current leader only bumps the leader epoch, which Kafka does
+    for two causes (triggerLeaderEpochBumpFor{ReplicaReassignment,IsrShrink}IfNeeded): the
+    record drops a replica, or it shrinks the ISR while the metadata version is before
+    3.6-IV0 (or the 3.x controller migrates from ZooKeeper, which the log may not show:
+    granted below 4.0-IV0)."""
+    before, after = c.before, c.after
+    if before is None or before.unknown or c.event.data.get("leader") != before.leader:
+        return None
+    if any(b not in after.replicas for b in before.replicas):
+        return None
+    mv = c.state.metadata_version
+    if (mv is None or mv < MV_4_0_IV0) and any(b not in after.isr for b in before.isr):
+        return None
+    shrink = ("; an ISR shrink bumps it only before MV 3.6-IV0 (or in a ZooKeeper migration)"
+              if any(b not in after.isr for b in before.isr) else "")
+    return (f"leader {before.leader} re-written (leader epoch bumped to {after.leader_epoch}) "
+            f"although the record drops no replica{shrink}")
 
 
 @rule("kraft.epochs-monotonic", on="partition", records=("PARTITION_RECORD",))

@@ -200,3 +200,54 @@ def test_a_partial_logs_partitions_are_stored_with_their_unknown_fields(tmp_path
     assert parts == dict(whole.state.partitions.items()) and len(parts) == 51
     assert all(p.unknown for p in parts.values())
     assert restored.gauges() == whole.gauges() and restored.gauges().leaderless == 51
+
+
+def _rebuilt_index(state) -> dict:
+    index: dict[int, set] = {}
+    for key, part in state.partitions.items():
+        for b in {*part.replicas, *part.isr, *part.elr, *([part.leader] if part.leader >= 0 else [])}:
+            index.setdefault(b, set()).add(key)
+    return index
+
+
+def test_the_index_by_broker_follows_every_write_and_survives_the_stored_form(sim_log):
+    """The partitions by broker, kept up to date record by record from its first use, equal
+    the index rebuilt from the table; a restored auditor rebuilds it on first use and
+    agrees (it is not part of the stored form)."""
+    auditor = Auditor(CATALOG)
+    cut = len(sim_log) // 3
+    auditor.process(sim_log[:cut])
+    brokers = sorted(_rebuilt_index(auditor.state))
+    assert brokers, "the log names no broker"
+    auditor.state.partitions_of(brokers[0])  # builds it; every later write maintains it
+    auditor.process(sim_log[cut:])
+    expected = _rebuilt_index(auditor.state)
+    assert {b: set(auditor.state.partitions_of(b)) for b in expected} == expected
+    assert all(not keys for b, keys in auditor.state._by_broker.items() if b not in expected)
+    snap = auditor.snapshot()
+    restored = Auditor.from_snapshot(snapshot.Snapshot(snap.meta, snap.topology,
+                                                       pickle.loads(pickle.dumps(snap.shards))), CATALOG)
+    assert {b: set(restored.state.partitions_of(b)) for b in expected} == expected
+
+
+def test_a_fence_visits_only_the_fenced_brokers_partitions(kraft_log):
+    """kip966.fenced-out-of-isr reads the partitions naming the fenced broker from the index
+    (rebuilt after a restore, then moved by the fence's own batch): it finds exactly the
+    partition that kept the broker in its ISR."""
+    tid = "IIIIIIIIIIIIIIIIIIIIIQ"
+    kraft_log.batch(*kraft_log.elr_features(False), *(kraft_log.register(b) for b in (1, 2, 3, 4)))
+    kraft_log.batch(kraft_log.topic("t", tid),
+                    *(kraft_log.partition(tid, p, [1, 2] if p % 2 else [3, 4]) for p in range(64)))
+    auditor = Auditor(CATALOG)
+    auditor.process(kraft_log.events)
+    snap = auditor.snapshot()
+    restored = Auditor.from_snapshot(snapshot.Snapshot(snap.meta, snap.topology,
+                                                       pickle.loads(pickle.dumps(snap.shards))), CATALOG)
+    assert restored.state.partitions_of(9) == ()  # built from every shard once after a restart
+    mine = [kraft_log.change(tid, p, isr=[2], leader=2) for p in range(1, 64, 2)]
+    fence = kraft_log.batch(*mine[:-1], kraft_log.fence(1))[-1]  # partition 63 forgotten
+    out = restored.process(kraft_log.events[-len(mine):])
+    hits = [(v.partition, v.offset) for v in out.violations if v.rule_id == "kip966.fenced-out-of-isr"]
+    assert hits == [(63, fence.offset)]
+    assert sorted(restored.state.partitions_of(1)) == [(tid, p) for p in range(1, 64, 2)]
+    assert sorted(restored.state.partitions_of(3)) == [(tid, p) for p in range(0, 64, 2)]

@@ -120,6 +120,10 @@ class ClusterState:
         self.elr_enabled = False
         self._min_isr_cache: dict[str, int] = {}  # topic id -> effective min ISR
         self.next_producer_id: int | None = None  # the newest ProducerIdsRecord's
+        # broker id -> the partitions naming it (replica, ISR, ELR, leader), so a broker event
+        # visits its own partitions only. Not stored: built from the table on first use (also
+        # after a restore), then kept up to date by every partition write.
+        self._by_broker: dict[int, set[PartitionKey]] | None = None
 
     # ------------------------------------------------------------------ stored form
 
@@ -235,6 +239,28 @@ class ClusterState:
         first offset, so whether it may lead cannot be judged."""
         return self.history_from is not None and broker_id not in self.brokers
 
+    def partitions_of(self, broker_id: int) -> set[PartitionKey] | tuple:
+        """The keys of the partitions that name the broker as a replica, ISR or ELR member or
+        leader. The first call reads the whole table (every shard); later ones are lookups."""
+        if self._by_broker is None:
+            index: dict[int, set[PartitionKey]] = {}
+            for key, part in self.partitions.items():
+                for b in _named(part):
+                    index.setdefault(b, set()).add(key)
+            self._by_broker = index
+        return self._by_broker.get(broker_id, ())
+
+    def _reindex(self, key: PartitionKey, before: Partition | None, after: Partition | None) -> None:
+        index = self._by_broker
+        old = _named(before) if before is not None else frozenset()
+        new = _named(after) if after is not None else frozenset()
+        for b in old - new:
+            keys = index.get(b)
+            if keys is not None:
+                keys.discard(key)
+        for b in new - old:
+            index.setdefault(b, set()).add(key)
+
     def acceptable_leader(self, broker_id: int) -> bool:
         broker = self.brokers.get(broker_id)
         return broker is not None and broker.acceptable_leader
@@ -250,6 +276,8 @@ class ClusterState:
         key = (after.topic_id, after.partition)
         before = self.partitions.get(key)
         self.partitions[key] = after
+        if self._by_broker is not None:
+            self._reindex(key, before, after)
         if before is None:
             self.topic_partitions.setdefault(after.topic_id, []).append(after.partition)
         if after.partition == 0:
@@ -275,6 +303,8 @@ class ClusterState:
             # it is tracked from what the record says, the rest unknown
             after = Partition.from_change(data)
             self.partitions[key] = after
+            if self._by_broker is not None:
+                self._reindex(key, None, after)
             self.topic_partitions.setdefault(key[0], []).append(key[1])
             self._min_isr_cache.pop(key[0], None)
             return None, after
@@ -284,6 +314,11 @@ class ClusterState:
                               "that no PartitionRecord created", key)
         after = before.merged(data)
         self.partitions[key] = after
+        # merged() keeps the tuple objects of the fields a record leaves alone
+        if self._by_broker is not None and (
+                after.replicas is not before.replicas or after.isr is not before.isr
+                or after.elr is not before.elr or after.leader != before.leader):
+            self._reindex(key, before, after)
         if key[1] == 0 and after.replicas != before.replicas:
             self._min_isr_cache.pop(key[0], None)
         return before, after
@@ -305,6 +340,8 @@ class ClusterState:
                 after = before.with_elr_cleared()
                 if after is not before:
                     self.partitions[key] = after
+                    if self._by_broker is not None:
+                        self._reindex(key, before, after)
                     changed.append((before, after))
         return Change(tuple(changed))
 
@@ -327,6 +364,9 @@ class ClusterState:
         self._min_isr_cache.pop(topic_id, None)
         removed = tuple((self.partitions.pop((topic_id, p)), None)
                         for p in self.topic_partitions.pop(topic_id, ()))
+        if self._by_broker is not None:
+            for before, _ in removed:
+                self._reindex((topic_id, before.partition), before, None)
         return Change(removed)
 
     def _config(self, event: MetadataEvent) -> Change:
@@ -426,6 +466,13 @@ def _check_types(data: dict, **types) -> None:
         value = data[name]
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise TypeError(f"{name} {value!r} is not {expected.__name__}")
+
+
+def _named(part: Partition) -> set[int]:
+    named = {*part.replicas, *part.isr, *part.elr}
+    if part.leader >= 0:
+        named.add(part.leader)
+    return named
 
 
 def _int_or(value: str | None, default: int) -> int:

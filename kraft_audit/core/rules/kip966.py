@@ -241,13 +241,19 @@ def leader_in_isr(c):
     "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
 def fenced_out_of_isr(c):
     """A fenced (or unregistered) broker leaves every ISR in the batch that fences it; without
-    ELR the last ISR member stays (the ISR is never emptied)."""
+    ELR the last ISR member stays (the ISR is never emptied). Visits only the partitions
+    that name a fenced broker (the state's index by broker)."""
     fenced = c.batch.fenced
     if not fenced:
         return None
     elr_on = c.state.elr_enabled
+    partitions = c.state.partitions
+    keys = set()
+    for broker in fenced:
+        keys.update(c.state.partitions_of(broker))
     findings = []
-    for key, part in c.state.partitions.items():
+    for key in sorted(keys):
+        part = partitions[key]
         stuck = [b for b in part.isr if b in fenced]
         if stuck and (elr_on or len(part.isr) > 1):
             findings.append(Finding(f"broker {stuck[0]} fenced but still in the ISR {list(part.isr)}",

@@ -83,6 +83,12 @@ class EventLoop:
         self.elr_elections_total = 0
         self.unclean_recovery_finished_total = 0
         self.active_controller = -1  # leader of the newest LeaderChange control record
+        # Raft epochs (the batches' partitionLeaderEpoch): the newest, the first seen (epochs
+        # up to it began before the input and are taken as announced), and the leader each
+        # LeaderChange control record announced for its epoch
+        self.raft_epoch = -1
+        self.raft_first_epoch = -1
+        self.raft_leaders: dict[int, int] = {}
         self.log_start_known = False  # where the input starts was judged (partial or whole)
         # (snapshot file, offset, time) where the records of the snapshot being read belong
         self.snapshot_place: tuple[str, int, int] | None = None
@@ -151,6 +157,8 @@ class EventLoop:
                 if batch is None:
                     self._batch = BatchInfo(event.batch_base_offset, event.batch_last_offset)
                     self._batch_quiet = True
+                    if event.leader_epoch >= 0 and not event.source.endswith(".checkpoint"):
+                        self._raft_batch(event)
                 last_applied = event
                 if event.source.endswith(".checkpoint"):
                     event = self._placed(event)
@@ -233,8 +241,32 @@ class EventLoop:
             self._log_dirs(event)
         else:  # Raft control records: nothing to replay; a leader change names the active controller
             if event.type == "LEADER_CHANGE" and isinstance(event.data.get("leaderId"), int):
-                self.active_controller = event.data["leaderId"]
+                self.active_controller = leader = event.data["leaderId"]
+                epoch = event.leader_epoch
+                if epoch >= 0 and not event.source.endswith(".checkpoint"):
+                    known = self.raft_leaders.setdefault(epoch, leader)
+                    if known != leader:
+                        self._batch.raft_problems.append(
+                            f"LeaderChange names {leader} leader of Raft epoch {epoch}, which "
+                            f"already had leader {known}")
             self._count_applied()
+
+    def _raft_batch(self, event: MetadataEvent) -> None:
+        """Judge a batch's Raft epoch as it opens (once per batch, NoOp batches included)."""
+        epoch, problems = event.leader_epoch, self._batch.raft_problems
+        if self.raft_first_epoch < 0:
+            self.raft_first_epoch = epoch
+        if epoch < self.raft_epoch:
+            problems.append(f"batch written in Raft epoch {epoch} after a batch of epoch "
+                            f"{self.raft_epoch}: the log went back to an older leader")
+        elif (epoch > self.raft_first_epoch and epoch not in self.raft_leaders
+              and event.type != "LEADER_CHANGE"):  # a leader's first batch announces it
+            problems.append(f"batch written in Raft epoch {epoch}, whose leader no LeaderChange "
+                            "announced")
+        if epoch > self.raft_epoch:
+            self.raft_epoch = epoch
+        if problems:
+            self._batch_quiet = False
 
     def _count_applied(self) -> None:
         self.applied += 1
@@ -523,6 +555,8 @@ class EventLoop:
                 "elr_elections_total": self.elr_elections_total,
                 "unclean_recovery_finished_total": self.unclean_recovery_finished_total,
                 "active_controller": self.active_controller, "log_start_known": self.log_start_known,
+                "raft_epoch": self.raft_epoch, "raft_first_epoch": self.raft_first_epoch,
+                "raft_leaders": sorted(self.raft_leaders.items()),
                 "snapshot_place": self.snapshot_place, "in_transaction": self.in_transaction,
                 "overdue_pending": sorted(self.overdue_pending), "overdue_all": self.overdue_all}
 
@@ -537,6 +571,10 @@ class EventLoop:
         self.elr_elections_total = stored["elr_elections_total"]
         self.unclean_recovery_finished_total = stored["unclean_recovery_finished_total"]
         self.active_controller = stored["active_controller"]
+        # absent when stored before the Raft epochs were kept: judged from here on
+        self.raft_epoch = stored.get("raft_epoch", -1)
+        self.raft_first_epoch = stored.get("raft_first_epoch", -1)
+        self.raft_leaders = dict(stored.get("raft_leaders", ()))
         self.log_start_known = stored["log_start_known"]
         self.snapshot_place = stored["snapshot_place"]
         self.in_transaction = stored.get("in_transaction", False)  # absent before format 3 kept it

@@ -50,6 +50,9 @@ class MetadataEvent:
     data: dict[str, Any] = field(default_factory=dict)
     api_key: int = -1  # -1 for control records and side inputs
     raw: bytes | None = None  # the record value, kept only for UNKNOWN_RECORD
+    # the batch's partitionLeaderEpoch: the Raft epoch whose leader wrote it; -1 when the
+    # input does not say (side inputs, rows of the Spark shell, dump lines without it)
+    leader_epoch: int = -1
 
     @property
     def topic_id(self) -> str | None:
@@ -79,8 +82,8 @@ class Quarantined:
 def event_to_plain(e: MetadataEvent) -> tuple:
     """The event's fields as a tuple, for stored states that must not name classes."""
     return (e.cluster_id, e.source, e.position, e.offset, e.batch_base_offset, e.batch_last_offset,
-            e.timestamp_ms, e.kind, e.type, e.version, e.data, e.api_key, e.raw)
+            e.timestamp_ms, e.kind, e.type, e.version, e.data, e.api_key, e.raw, e.leader_epoch)
 
 
 def event_from_plain(fields: tuple) -> MetadataEvent:
-    return MetadataEvent(*fields)
+    return MetadataEvent(*fields)  # 13 fields when stored before leader_epoch was kept: -1

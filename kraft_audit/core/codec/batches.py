@@ -413,6 +413,7 @@ def batch_events(batch: Batch, cluster_id: str, source: str) -> list[MetadataEve
         return _control_events(batch, cluster_id, source)
     buf, pos, end = batch.buf, batch.records_start, batch.records_end
     base_offset, base_ts, position = batch.base_offset, batch.base_timestamp, batch.position
+    leader_epoch = batch.leader_epoch
     last_offset = base_offset + batch.last_offset_delta
     decoders = PREFIX_DECODERS
     read_varint = wire.read_varint
@@ -535,6 +536,7 @@ def batch_events(batch: Batch, cluster_id: str, source: str) -> list[MetadataEve
                 data,
                 api_key,
                 raw,
+                leader_epoch,
             )
         )
     if pos != end:
@@ -572,7 +574,7 @@ def iter_events(buf: bytes, cluster_id: str, source: str) -> Iterator[MetadataEv
     pos = 0
     while pos < end:
         if end - pos >= HEADER_SIZE:
-            base_offset, batch_length, _epoch, magic, crc, attributes, last_delta, base_ts = unpack(
+            base_offset, batch_length, epoch, magic, crc, attributes, last_delta, base_ts = unpack(
                 buf, pos)[:8]
             size = LOG_OVERHEAD + batch_length
             if (
@@ -591,7 +593,7 @@ def iter_events(buf: bytes, cluster_id: str, source: str) -> Iterator[MetadataEv
                 ):
                     yield MetadataEvent(cluster_id, source, pos, base_offset, base_offset,
                                         base_offset + last_delta, base_ts, KIND_RECORD,
-                                        "NO_OP_RECORD", 0, {}, _NOOP_API_KEY)
+                                        "NO_OP_RECORD", 0, {}, _NOOP_API_KEY, None, epoch)
                 else:
                     batch = _parse_header(buf, pos, size, 0)
                     yield from batch_events(batch, cluster_id, source)
@@ -668,6 +670,7 @@ def _control_events(
                 type_name,
                 version,
                 data,
+                leader_epoch=batch.leader_epoch,
             )
         )
     return out

@@ -75,6 +75,8 @@ def parse_dump_log(
                 continue
             elif stripped.startswith("|"):
                 item = _record_line(stripped, batch, cluster_id, source, number, next_offset)
+                if batch and isinstance(item, MetadataEvent) and item.batch_base_offset == batch["base"]:
+                    item.leader_epoch = batch["epoch"]
             elif error := _ERROR.search(stripped):
                 item = Quarantined(
                     cluster_id,
@@ -112,6 +114,7 @@ def _batch_line(line: str) -> dict[str, Any]:
         "base": int(pairs["baseOffset"]),
         "last": int(pairs["lastOffset"]),
         "control": pairs.get("isControl") == "true",
+        "epoch": int(pairs.get("partitionLeaderEpoch", -1)),
         "position": int(pairs.get("position", -1)),
         "time": int(pairs.get("CreateTime", pairs.get("LogAppendTime", -1))),
     }
@@ -337,7 +340,7 @@ def _format_batch(events: list[MetadataEvent]) -> Iterator[str]:
     yield (
         f"baseOffset: {first.batch_base_offset} lastOffset: {first.batch_last_offset} "
         f"count: {len(events)} baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 "
-        f"partitionLeaderEpoch: -1 "
+        f"partitionLeaderEpoch: {first.leader_epoch} "
         f"isTransactional: false isControl: {control} deleteHorizonMs: OptionalLong.empty "
         f"position: {first.position} CreateTime: {first.timestamp_ms} size: -1 magic: 2 "
         f"compresscodec: none "

@@ -116,9 +116,11 @@ PROPERTIES: tuple[Property, ...] = (
                       "kip704.unclean-election-sets-recovering"),
              "the same proxies; an election from outside the ISR must be unclean"),
     Property(RAFT_MODEL, "NeverTwoLeadersInSameEpoch / ElectionSafety",
-             "at most one leader per Raft epoch", UNCHECKED, (),
-             "not checked: the batch's partition leader epoch is not carried into events, so "
-             "LeaderChange records cannot be matched with their epochs yet"),
+             "at most one leader per Raft epoch", OBSERVABLE, ("kraft.election-safety",),
+             "each batch's partitionLeaderEpoch is its writer's Raft epoch: LeaderChange records "
+             "of one epoch name one leader, epochs never decrease along the log, and a batch's "
+             "epoch is one whose leader was announced (the Spark shell's rows do not carry the "
+             "epoch: judged by check and the single-process audit)"),
     Property(RAFT_MODEL, "NoLogDivergence / LogMatching, LeaderHasAllAckedValues, Durability",
              "replicas of the metadata log agree; committed entries survive",
              PARTLY, ("input.offset-regression", "kraft.snapshot-equals-log"),

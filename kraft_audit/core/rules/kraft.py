@@ -10,8 +10,8 @@ from __future__ import annotations
 from kraft_audit.core.replay.partition import NO_LEADER_CHANGE
 from kraft_audit.core.replay.settings import MV_3_6_IV0, MV_4_0_IV0
 from kraft_audit.core.rules.elections import completes_reassignment
-from kraft_audit.core.rules.registry import (SETS_ASSIGNMENT, SETS_ELR, SETS_ISR, SETS_LEADER,
-                                             SETS_RECOVERY_STATE, rule)
+from kraft_audit.core.rules.registry import (SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
+                                             SETS_LEADER, SETS_RECOVERY_STATE, Finding, rule)
 
 SNAPSHOT_SUFFIX = ".checkpoint"
 STATE_RECORDS = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
@@ -125,6 +125,13 @@ def leader_bump_has_cause(c):
               if any(b not in after.isr for b in before.isr) else "")
     return (f"leader {before.leader} re-written (leader epoch bumped to {after.leader_epoch}) "
             f"although the record drops no replica{shrink}")
+
+
+@rule("kraft.election-safety", on="batch_end", scope=SCOPE_CLUSTER, records=("LEADER_CHANGE",))
+def election_safety(c):
+    """The event loop reads each batch's Raft epoch as the batch opens (event_loop._raft_batch);
+    this reports what it found."""
+    return [Finding(problem) for problem in c.batch.raft_problems] or None
 
 
 @rule("kraft.epochs-monotonic", on="partition", records=("PARTITION_RECORD",))

@@ -137,7 +137,7 @@ def test_gauges(kraft_log):
 def test_recovery_counts_and_manual_election(kraft_log):
     log = kraft_log
     cluster(log, min_isr=2)
-    log.batch(log.change(TID, 0, isr=[1, 2], elr=[]), log.fence(3))
+    log.batch(log.change(TID, 0, isr=[1, 2]), log.fence(3))
     log.batch(log.change(TID, 0, isr=[1], elr=[2]), log.fence(2))
     log.batch(log.change(TID, 0, leader=-1, isr=[], elr=[1, 2], lke=[1]), log.fence(1))
     log.batch(log.change(TID, 0, elr=[2]), log.register(1, "inc-1b", epoch=50, fenced=True))
@@ -211,7 +211,7 @@ def test_unusable_side_inputs_and_rule_failures_never_raise(kraft_log):
 def test_unclean_election_config_ends_manual_election_required(kraft_log):
     log = kraft_log
     cluster(log, min_isr=2)
-    log.batch(log.change(TID, 0, isr=[1, 2], elr=[]), log.fence(3))
+    log.batch(log.change(TID, 0, isr=[1, 2]), log.fence(3))
     log.batch(log.change(TID, 0, isr=[1], elr=[2]), log.fence(2))
     log.batch(log.change(TID, 0, leader=-1, isr=[], elr=[1, 2], lke=[1]), log.fence(1))
     (drop,) = log.batch(log.change(TID, 0, elr=[]), log.register(1, "inc-1b", epoch=50, fenced=True),

@@ -4,6 +4,7 @@ called directly, then once through a real streaming query."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -194,7 +195,9 @@ def test_rows_round_trip_through_the_arrow_schema(tmp_path):
     batch = event_rows.to_record_batch(items)
     assert batch.schema == event_rows.EVENT_ARROW_SCHEMA
     back = [event_rows.from_row(r) for r in batch.to_pylist()]
-    assert back == items
+    # every field but the batch's Raft epoch, which rows do not carry (event_rows says why)
+    assert back == [replace(i, leader_epoch=-1) if isinstance(i, MetadataEvent) else i
+                    for i in items]
 
 
 @pytest.mark.spark

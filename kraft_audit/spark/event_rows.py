@@ -10,6 +10,11 @@ schema, never invalidates a checkpoint and never needs a schema migration of
 the streaming state. `raw` keeps the bytes of records we could not decode
 (UNKNOWN_RECORD) and of quarantined input, so nothing is lost.
 
+The batch's Raft epoch (`MetadataEvent.leader_epoch`) is not a column: the
+rule that reads it (kraft.election-safety) needs every batch of the log in order,
+which no bucket of the Spark shell sees, so rows come back with -1 (unknown) and
+the shell leaves that rule to `check` and the single-process audit.
+
 Quarantined input travels in the same stream (kind "quarantine", the reason in
 `data_json`) so the counts of what came in and what was judged or quarantined
 balance in one place.

@@ -127,6 +127,30 @@ def leader_bump_has_cause(c):
             f"although the record drops no replica{shrink}")
 
 
+@rule("kraft.leader-leaves-unavailable-broker", on="batch_end", records=(
+    "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
+def leader_leaves_unavailable_broker(c):
+    """A broker that this batch made unable to lead (fenced, unregistered, in controlled
+    shutdown) leads none of its partitions at the batch's end: Kafka re-elects each of them in
+    the same batch with the broker unacceptable, leaderless when no one else can lead
+    (ReplicationControlManager.generateLeaderAndIsrUpdates). Visits the broker's partitions
+    only (the state's index by broker)."""
+    state = c.state
+    batch = c.batch
+    # a re-registration fences too, but moves leaders only after an unclean shutdown
+    # (kip966.unclean-shutdown-removed judges that)
+    gone = {ch.broker_id for ch in batch.broker_changes
+            if ch.acceptable_before and ch.broker_id not in batch.registered
+            and not state.acceptable_leader(ch.broker_id)}
+    findings = []
+    for broker in sorted(gone):
+        for key in sorted(state.partitions_of(broker)):
+            if state.partitions[key].leader == broker:
+                findings.append(Finding(f"broker {broker} still leads at the end of the batch that "
+                                        "made it unable to lead", key=key, broker_id=broker))
+    return findings or None
+
+
 @rule("kraft.election-safety", on="batch_end", scope=SCOPE_CLUSTER, records=("LEADER_CHANGE",))
 def election_safety(c):
     """The event loop reads each batch's Raft epoch as the batch opens (event_loop._raft_batch);

@@ -122,6 +122,32 @@ def mutation_section() -> str:
                              + classes).replace("{score_rows}", rows)
 
 
+IMAGE = """
+## The image between changes
+
+Kafka's controller keeps these invariants of its image (ReplicationControlManager,
+PartitionChangeBuilder, the KIPs above) after every atomic batch, and at the end of a
+metadata transaction spanning several. Each is judged where it can break, at the cost of
+the change: an invariant of a partition's own fields can only break by a record about that
+partition, so it is judged on that record; one that also reads a broker or a config can
+break by a broker or config record, so it is judged there over the partitions that record
+touches indirectly: a broker's through the state's index of partitions by broker (replica,
+ISR, ELR, leader; built once from the table, also after a restart, then kept by every
+write), a config's through its topic's partitions.
+
+| invariant | reads | rules | grace, and why |
+|---|---|---|---|
+| the leader, ISR and ELR are replicas; the leader is in the ISR | the partition | `kip966.subset-of-replicas`, `kip966.leader-in-isr` | none: every record Kafka writes keeps them |
+| the ISR and ELR are disjoint; ELR only below min ISR | the partition, min ISR | `kip966.elr-isr-disjoint`, `kip966.elr-only-below-min-isr`, `kip966.elr-cleared-on-min-isr-change` | a min ISR change is judged by the ClearElrRecord Kafka writes with it |
+| a RECOVERING partition's ISR is at most its leader | the partition | `kip704.recovering-isr-is-leader` | the last leader may stay when it went away |
+| epochs: the partition epoch bumps with every change, the leader epoch exactly when Leader is set, a snapshot re-states the epochs the log built | the partition | replay (`PartitionRegistration.merge`), `kraft.partition-epoch-bump`, `kraft.leader-epoch-bump`, `kraft.leader-bump-has-cause`, `kraft.change-sets-new-values`, `kraft.epochs-monotonic`, `kraft.snapshot-equals-log` | an ISR shrink may bump the leader epoch below MV 4.0-IV0 (a 3.x controller migrating from ZooKeeper does) |
+| a fenced or unregistered broker is in no ISR | brokers | `kip966.fenced-out-of-isr` (batch end, the fenced brokers' partitions) | without ELR the last ISR member stays: Kafka never empties the ISR then |
+| a broker that cannot lead (fenced, unregistered, in controlled shutdown) leads nothing | brokers | `kraft.leader-leaves-unavailable-broker` (batch end, that broker's partitions) | a re-registration: Kafka moves leaders then only after an unclean shutdown, judged by the KIP-966 rules |
+| no partition is leaderless while an ISR or ELR member could lead | brokers, log dirs | `election_overdue` condition (operation end) | inside a metadata transaction: judged at its end |
+| one Raft leader per epoch, epochs never go back | the batches | `kraft.election-safety` | epochs up to the first one the input shows count as announced |
+"""
+
+
 def render(catalog: Catalog) -> str:
     parts = [INTRO]
     for kip in sorted({s.kip for s in catalog.rules}):
@@ -139,6 +165,7 @@ def render(catalog: Catalog) -> str:
                 parts.append(f"\nParameters: {shown}\n")
             if spec.example:
                 parts.append(f"\nExample finding: _{spec.example}_\n")
+    parts.append(IMAGE)
     parts.append(render_coverage(catalog))
     parts.append(render_crosswalk())
     parts.append(mutation_section())

@@ -106,3 +106,34 @@ def test_the_streaming_job_compares_the_snapshot_once(spark, log_copy, tmp_path)
     assert found() == [("kraft.snapshot-equals-log", "PCbusMznQZi20FQlE8ke6g", end - 1, 3)]
     assert AuditJob(cfg, spark=spark).run(available_now=True)  # a restart compares it no more
     assert len(found()) == 1
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("point", ["after_compare", "after_write"])
+def test_a_kill_9_around_the_snapshot_write_leaves_one_finding(spark, log_copy, tmp_path, point):
+    """Killed between writing the compared list and the Delta write, or between the Delta
+    write and Spark's commit: the restarted job writes the snapshot's finding exactly once."""
+    from deltalake import DeltaTable
+
+    from kraft_audit.config import load_config
+    from kraft_audit.spark.job import AuditJob
+    from kraft_audit.testing.crash_check import kill_9_at_snapshot
+
+    def edit(records):
+        next(r for r in records if r[0] == "PARTITION_RECORD" and r[2]["partitionId"] == 3)[2]["isr"] = []
+    _name, end = mutate_snapshot(log_copy, edit)
+    values = {"sources.log_dirs": str(log_copy), "checkpoint": str(tmp_path / "ck"),
+              "tables": str(tmp_path / "tables"), "sources.max_records_per_trigger": 6000,
+              "audit.buckets": 2, "metrics.enabled": False}
+    assert kill_9_at_snapshot(values, point) == -9
+    violations = tmp_path / "tables" / "violations"
+
+    def found():
+        if not DeltaTable.is_deltatable(str(violations)):
+            return []
+        rows = DeltaTable(str(violations)).to_pyarrow_table().to_pylist()
+        return [(r["rule_id"], r["offset"], r["partition"]) for r in rows]
+
+    assert found() == ([] if point == "after_compare" else [("kraft.snapshot-equals-log", end - 1, 3)])
+    assert AuditJob(load_config(None, values, environ={}), spark=spark).run(available_now=True)
+    assert found() == [("kraft.snapshot-equals-log", end - 1, 3)]

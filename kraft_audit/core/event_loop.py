@@ -25,8 +25,8 @@ from kraft_audit.core.events import (
 from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, bound_rules
 from kraft_audit.core.image import SnapshotComparison, comparison_from_plain
 from kraft_audit.core.registrations import RegistrationMatcher
-from kraft_audit.core.replay.conditions import (ELECTION_OVERDUE, LEADERLESS, condition_mask,
-                                               overdue_candidate)
+from kraft_audit.core.replay.conditions import (ELECTION_OVERDUE, LEADERLESS, UNDER_MIN_ISR_NAME,
+                                               condition_mask, overdue_candidate)
 from kraft_audit.core.replay.partition import RECOVERED, RECOVERING, Partition
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.replay.state import (
@@ -368,6 +368,8 @@ class EventLoop:
 
     def _conditions_at(self, key: tuple[str, int], mask: int, offset: int, ms: int) -> None:
         for name, start, end in self.watch.update(key, mask, offset, ms):
+            if end is None and name == UNDER_MIN_ISR_NAME:  # the min ISR's source, kept while open
+                start = self.watch.open[(key, name)] = (*start, self.state.min_isr_source(key[0]))
             row = self.condition_row(key, name, start)
             if end is not None:
                 row.end_offset, row.end_ms = end
@@ -383,11 +385,13 @@ class EventLoop:
                 self._conditions(event, (topic_id, p),
                                  condition_mask(part, state.effective_min_isr(part), state))
 
-    def condition_row(self, key, name: str, start: tuple[int, int]) -> ConditionChange:
+    def condition_row(self, key, name: str, start: tuple) -> ConditionChange:
+        """`start`: (offset, ms) where the interval opened, and for under_min_isr the min
+        ISR's source then (absent from intervals stored before it was kept)."""
         topic_id, partition = key
         return ConditionChange(f"{self.cluster_id}/{name}/{topic_id}/{partition}/{start[0]}", name,
                                self.cluster_id, self.state.topic_label(topic_id), topic_id, partition,
-                               start[0], start[1])
+                               start[0], start[1], min_isr_source=start[2] if len(start) > 2 else None)
 
     def _partition_row(self, after: Partition, event: MetadataEvent, min_isr: int | None = None,
                        deleted: bool = False) -> PartitionRow:

@@ -285,3 +285,25 @@ def test_arbitrary_input_never_raises_and_every_event_is_counted():
         assert restored.applied + restored.duplicates + restored.quarantined == len(events)
 
     check()
+
+
+def test_an_under_min_isr_interval_keeps_the_min_isr_source_it_opened_with(kraft_log):
+    log = kraft_log
+    log.batch(*log.elr_features(True))
+    log.batch(*[log.register(b, epoch=b) for b in (1, 2, 3)])
+    log.batch(log.config(4, "", "min.insync.replicas", "2"),  # the cluster's: source "log"
+              log.topic("t", TID), log.partition(TID, 0, [1, 2, 3]))
+    (shrink,) = log.batch(log.change(TID, 0, isr=[1], elr=[2, 3]))
+    log.batch(log.config(2, "t", "min.insync.replicas", "3"))  # now the topic's, still under it
+    first = Auditor(CATALOG)
+    out = first.process(log.events)
+    opened = [c for c in out.conditions if c.condition == "under_min_isr"]
+    assert [(c.start_offset, c.end_offset, c.min_isr_source) for c in opened] == [(shrink.offset, None, "log")]
+    assert {c.min_isr_source for c in out.conditions if c.condition != "under_min_isr"} == {None}
+    assert first.state.min_isr_source(TID) == "topic"  # the source now (partition rows and views)
+    # kept in the stored form; the close row says the source the interval opened with
+    restored = Auditor.from_bytes(first.to_bytes(), CATALOG)
+    assert [c.min_isr_source for c in restored.open_conditions() if c.condition == "under_min_isr"] == ["log"]
+    (grow,) = log.batch(log.change(TID, 0, isr=[1, 2, 3], elr=[]))
+    closed = [c for c in restored.process([grow]).conditions if c.condition == "under_min_isr"]
+    assert [(c.start_offset, c.end_offset, c.min_isr_source) for c in closed] == [(shrink.offset, grow.offset, "log")]

@@ -282,3 +282,22 @@ def compare(by_sql: list[dict], by_python: list[dict]) -> int:
     for got, want in zip(by_sql, by_python):
         assert canon({k: got[k] for k in want}) == canon(want)
     return len(by_python)
+
+
+def test_a_conditions_table_of_an_older_release_gains_the_min_isr_source(spark, tmp_path, output_rows):
+    """Spark's MERGE too adds a column a newer release declares to a table an older one made."""
+    from deltalake import write_deltalake
+
+    from kraft_audit.tables import CONDITIONS, core_to_arrow, stamp_arrow
+
+    delta_spark_jars()
+    old = CONDITIONS.schema.remove(CONDITIONS.schema.get_field_index("min_isr_source"))
+    path = str(tmp_path / "conditions")
+    DeltaTable.create(path, old, partition_by=None)
+    opened = stamp_arrow("conditions", core_to_arrow("conditions", [output_rows.condition(10)]), 0, "old")
+    write_deltalake(path, opened.select(old.names).cast(old), mode="append")
+    DeltaSinks(str(tmp_path), "delta-spark", app_id="q", spark=spark).write_batch(0, {"conditions": [
+        output_rows.condition(10, end=15), output_rows.condition(20, partition=1, min_isr_source="log")]})
+    rows = {r["partition"]: r for r in DeltaTable(path).to_pyarrow_table().to_pylist()}
+    assert (rows[0]["end_offset"], rows[0]["min_isr_source"]) == (15, None)
+    assert (rows[1]["end_offset"], rows[1]["min_isr_source"]) == (None, "log")

@@ -4,13 +4,14 @@ on exactly after it; rolls, snapshots, retention, torn tails and garbage are fol
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 from kraft_audit.core.codec.batches import Batch, iter_batches
-from kraft_audit.core.codec.logdir import METADATA_DIR, batch_events, list_segments, read_log_dir
+from kraft_audit.core.codec.logdir import METADATA_DIR, batch_events, list_segments, list_snapshots, read_log_dir
 from kraft_audit.core.events import MetadataEvent
-from kraft_audit.ship.tail import SNAPSHOT, LogTail, Resume
+from kraft_audit.ship.tail import COMPARISON, SNAPSHOT, LogTail, Resume
 from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 
@@ -43,18 +44,26 @@ def test_a_rolled_log_ships_whole_in_order_and_a_resume_goes_on_exactly(tmp_path
     simulate(load_scenario("chaos"), tmp_path / "log", seed=1)  # 64 KiB segments: rolls
     log = tmp_path / "log"
     assert len(list_segments(log)) >= 2
-    shipped = drain(LogTail(log), max_bytes=20_000)  # small reads: batches cut by the read size
+    everything = drain(LogTail(log), max_bytes=20_000)  # small reads: batches cut by the read size
+    # each snapshot the simulated controller wrote is compared once the log is shipped past it
+    compared = [json.loads(s.value) for s in everything if s.kind == COMPARISON]
+    assert [c["endOffset"] for c in compared] == [end for end, _e, _p in list_snapshots(log)]
+    assert all(c["differences"] == [] for c in compared)
+    shipped = [s for s in everything if s.kind != COMPARISON]
     assert all(s.kind == "segment" for s in shipped)
     assert decoded(shipped) == log_records(log)
     # every batch exactly as on disk, in file order
     assert b"".join(s.value for s in shipped) == b"".join(p.read_bytes() for _, p in list_segments(log))
 
-    # a shipper killed after the k-th message resumes from that message's headers
-    k = len(shipped) // 3
-    newest = shipped[k - 1]
-    resume = Resume.from_headers(dict(newest.headers()), len(newest.value))
-    rest = drain(LogTail(log, resume))
-    assert [(s.file, s.position) for s in rest] == [(s.file, s.position) for s in shipped[k:]]
+    # a shipper killed after the k-th message resumes from that message's headers (a
+    # comparison's too: it says where the tail stood)
+    first_comparison = next(i for i, s in enumerate(everything) if s.kind == COMPARISON)
+    for k in (len(everything) // 3, first_comparison + 1):
+        newest = everything[k - 1]
+        resume = Resume.from_headers(dict(newest.headers()), len(newest.value))
+        rest = drain(LogTail(log, resume))
+        assert [(s.file, s.position) for s in rest if s.kind != COMPARISON] == \
+            [(s.file, s.position) for s in everything[k:] if s.kind != COMPARISON]
 
 
 def test_a_log_whose_start_was_deleted_ships_the_snapshot_then_the_segments(tmp_path):

@@ -218,6 +218,25 @@ def test_a_merged_table_written_by_an_older_release_gains_the_new_columns(tmp_pa
     assert (row["reassignment_stalled"], row["under_min_isr"]) == (2, 1)
 
 
+def test_a_conditions_table_of_an_older_release_gains_the_min_isr_source(tmp_path, output_rows):
+    """Conditions made before min_isr_source existed, with an interval open: continued, the
+    old interval closes (its source unknown: null), a new one says its source."""
+    from kraft_audit.tables import CONDITIONS
+
+    old = CONDITIONS.schema.remove(CONDITIONS.schema.get_field_index("min_isr_source"))
+    path = str(tmp_path / "conditions")
+    DeltaTable.create(path, old, partition_by=None)
+    from deltalake import write_deltalake
+    from kraft_audit.tables import core_to_arrow, stamp_arrow
+    opened = stamp_arrow("conditions", core_to_arrow("conditions", [output_rows.condition(10)]), 0, "old")
+    write_deltalake(path, opened.select(old.names).cast(old), mode="append")
+    DeltaSinks(str(tmp_path), app_id="query-1").write_batch(0, {"conditions": [
+        output_rows.condition(10, end=15), output_rows.condition(20, partition=1, min_isr_source="log")]})
+    rows = {r["partition"]: r for r in read(tmp_path, "conditions")}
+    assert (rows[0]["end_offset"], rows[0]["min_isr_source"]) == (15, None)
+    assert (rows[1]["end_offset"], rows[1]["min_isr_source"]) == (None, "log")
+
+
 def test_a_progress_table_of_an_older_release_takes_the_new_counts(tmp_path, output_rows):
     """An append table (progress) made before side_inputs, unreadable and held existed, continued."""
     from kraft_audit.tables import PROGRESS

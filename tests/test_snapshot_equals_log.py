@@ -106,3 +106,89 @@ def test_the_streaming_job_compares_the_snapshot_once(spark, log_copy, tmp_path)
     assert found() == [("kraft.snapshot-equals-log", "PCbusMznQZi20FQlE8ke6g", end - 1, 3)]
     assert AuditJob(cfg, spark=spark).run(available_now=True)  # a restart compares it no more
     assert len(found()) == 1
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("point", ["after_compare", "after_write"])
+def test_a_kill_9_around_the_snapshot_write_leaves_one_finding(spark, log_copy, tmp_path, point):
+    """Killed between writing the compared list and the Delta write, or between the Delta
+    write and Spark's commit: the restarted job writes the snapshot's finding exactly once."""
+    from deltalake import DeltaTable
+
+    from kraft_audit.config import load_config
+    from kraft_audit.spark.job import AuditJob
+    from kraft_audit.testing.crash_check import kill_9_at_snapshot
+
+    def edit(records):
+        next(r for r in records if r[0] == "PARTITION_RECORD" and r[2]["partitionId"] == 3)[2]["isr"] = []
+    _name, end = mutate_snapshot(log_copy, edit)
+    values = {"sources.log_dirs": str(log_copy), "checkpoint": str(tmp_path / "ck"),
+              "tables": str(tmp_path / "tables"), "sources.max_records_per_trigger": 6000,
+              "audit.buckets": 2, "metrics.enabled": False}
+    assert kill_9_at_snapshot(values, point) == -9
+    violations = tmp_path / "tables" / "violations"
+
+    def found():
+        if not DeltaTable.is_deltatable(str(violations)):
+            return []
+        rows = DeltaTable(str(violations)).to_pyarrow_table().to_pylist()
+        return [(r["rule_id"], r["offset"], r["partition"]) for r in rows]
+
+    assert found() == ([] if point == "after_compare" else [("kraft.snapshot-equals-log", end - 1, 3)])
+    assert AuditJob(load_config(None, values, environ={}), spark=spark).run(available_now=True)
+    assert found() == [("kraft.snapshot-equals-log", end - 1, 3)]
+
+
+def shipped_findings(log_dir, restarts: int = 0) -> list:
+    """What the topic path finds: the shipper's messages (LogTail, the same messages again as
+    a restarted shipper ships them `restarts` times), decoded as the job decodes them, judged
+    by one auditor (the job's bucket 0)."""
+    from kraft_audit.core.audit import Auditor
+    from kraft_audit.core.codec.logdir import read_meta_properties
+    from kraft_audit.core.rules.catalog import load_catalog
+    from kraft_audit.ship.tail import LogTail
+    from kraft_audit.spark.kafka_input import message_events
+
+    key = read_meta_properties(log_dir).get("cluster.id", "").encode()
+    auditor = Auditor(load_catalog())
+    found = []
+    for _ in range(restarts + 1):
+        tail = LogTail(log_dir)
+        while shipments := tail.poll():
+            for n, s in enumerate(shipments):
+                out = auditor.process(message_events(key, s.value, dict(s.headers()), f"kafka t-0@{n}"))
+                found += out.violations
+                assert not out.quarantined
+    return found
+
+
+def comparable(violations) -> list:
+    return [(v.rule_id, v.offset, v.timestamp_ms, v.topic, v.partition, v.message, v.evidence)
+            for v in violations]
+
+
+def test_the_shipper_compares_each_snapshot_as_the_file_path_does(log_copy):
+    assert shipped_findings(WITH_SNAPSHOT) == []
+
+    def edit(records):
+        next(r for r in records if r[0] == "PARTITION_RECORD" and r[2]["partitionId"] == 7)[2]["leaderEpoch"] += 1
+        next(r for r in records if r[0] == "CONFIG_RECORD")[2]["value"] = "gzip"
+        next(r for r in records if r[0] == "REGISTER_BROKER_RECORD")[2]["rack"] = "rack-x"
+    name, end = mutate_snapshot(log_copy, edit)
+    by_file = [v for v in audit_log(log_copy) if v.rule_id == "kraft.snapshot-equals-log"]
+    assert len(by_file) == 3
+    # a restarted shipper compares again: the auditor judges each snapshot once
+    shipped = shipped_findings(log_copy, restarts=1)
+    assert comparable(shipped) == comparable(by_file)
+
+
+def test_a_comparison_that_is_not_one_is_quarantined():
+    from kraft_audit.core.audit import Auditor
+    from kraft_audit.core.rules.catalog import load_catalog
+    from kraft_audit.spark.kafka_input import message_events
+
+    headers = {"kraft.file": b"x", "kraft.position": b"0", "kraft.kind": b"comparison"}
+    for value in (b"not json", b'{"file": "a.checkpoint"}'):
+        out = Auditor(load_catalog()).process(message_events(b"c", value, headers, "kafka t-0@9"))
+        [row] = out.quarantined
+        assert "kafka t-0@9" in row.reason and out.violations == [] and out.applied == 0

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping
 from kraft_audit.core import snapshot
 from kraft_audit.core.event_loop import EventLoop
 from kraft_audit.core.events import MetadataEvent, Quarantined
-from kraft_audit.core.findings import AuditOutput, bound_rules
+from kraft_audit.core.findings import AuditOutput
 from kraft_audit.core.image import SnapshotComparison
 from kraft_audit.core.replay.conditions import LEADERLESS, UNDER_MIN_ISR
 from kraft_audit.core.replay.settings import CoreSettings
@@ -30,8 +30,6 @@ from kraft_audit.core.replay.sharded import ShardedDict, first_item
 from kraft_audit.core.replay.state import ClusterState
 from kraft_audit.core.rows import ClusterGauges, ConditionChange
 from kraft_audit.core.rules.catalog import Catalog
-from kraft_audit.core.rules.check import Site
-from kraft_audit.core.rules.registry import ON_SNAPSHOT
 from kraft_audit.core.watch import Watch
 
 __all__ = ["AuditOutput", "Auditor"]
@@ -62,11 +60,7 @@ class Auditor:
         out = loop.new_output()
         if cluster_id is not None and not loop.cluster_id:
             loop.cluster_id = loop.findings.cluster_id = cluster_id
-        c = loop._check
-        c.event, c.before, c.after, c.snapshot = None, None, None, comparison
-        site = Site(comparison.end_offset - 1, comparison.timestamp_ms)
-        loop.findings.run(bound_rules(loop.catalog, ON_SNAPSHOT), site)
-        c.snapshot = None
+        loop.judge_snapshot(comparison)
         return out
 
     def note_log_start(self, offset: int, source: str) -> None:

@@ -18,13 +18,15 @@ from kraft_audit.core.events import (
     KIND_LOG_DIRS,
     KIND_RECORD,
     KIND_REGISTRATION,
+    KIND_SNAPSHOT_COMPARISON,
     MetadataEvent,
     Quarantined,
 )
 from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, bound_rules
+from kraft_audit.core.image import SnapshotComparison, comparison_from_plain
 from kraft_audit.core.registrations import RegistrationMatcher
-from kraft_audit.core.replay.conditions import (ELECTION_OVERDUE, LEADERLESS, condition_mask,
-                                               overdue_candidate)
+from kraft_audit.core.replay.conditions import (ELECTION_OVERDUE, LEADERLESS, UNDER_MIN_ISR_NAME,
+                                               condition_mask, overdue_candidate)
 from kraft_audit.core.replay.partition import RECOVERED, RECOVERING, Partition
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.replay.state import (
@@ -46,11 +48,13 @@ from kraft_audit.core.rules.registry import (
     ON_PARTITION,
     ON_PARTITION_BATCH_END,
     ON_RECORD,
+    ON_SNAPSHOT,
     PARTITION_RECORDS,
     SETS_LEADER,
     change_shape,
 )
 from kraft_audit.core.watch import Watch
+from kraft_audit.errors import RecordDecodeError
 
 _FENCING_TYPES = frozenset({"FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD"})
 # A metadata transaction: one controller operation written across several atomic batches
@@ -90,6 +94,9 @@ class EventLoop:
         self.raft_first_epoch = -1
         self.raft_leaders: dict[int, int] = {}
         self.log_start_known = False  # where the input starts was judged (partial or whole)
+        # end offset of the newest snapshot judged from a shipped comparison (a shipper that
+        # restarts compares its snapshots again: those are duplicates)
+        self.snapshots_compared_to = -1
         # (snapshot file, offset, time) where the records of the snapshot being read belong
         self.snapshot_place: tuple[str, int, int] | None = None
         self.topology_blob: bytes | None = None  # stored form of the state but its partitions; None = changed
@@ -239,6 +246,8 @@ class EventLoop:
             self._registration_request(event)
         elif kind == KIND_LOG_DIRS:
             self._log_dirs(event)
+        elif kind == KIND_SNAPSHOT_COMPARISON:
+            self._shipped_comparison(event)
         else:  # Raft control records: nothing to replay; a leader change names the active controller
             if event.type == "LEADER_CHANGE" and isinstance(event.data.get("leaderId"), int):
                 self.active_controller = leader = event.data["leaderId"]
@@ -267,6 +276,29 @@ class EventLoop:
             self.raft_epoch = epoch
         if problems:
             self._batch_quiet = False
+
+    def judge_snapshot(self, comparison: SnapshotComparison) -> None:
+        """The snapshot rules on a comparison, into the current output: findings placed
+        where the snapshot ends (offset endOffset - 1, its last record's time)."""
+        c = self._check
+        c.event, c.before, c.after, c.snapshot = None, None, None, comparison
+        self.findings.run(bound_rules(self.catalog, ON_SNAPSHOT),
+                          Site(comparison.end_offset - 1, comparison.timestamp_ms))
+        c.snapshot = None
+
+    def _shipped_comparison(self, event: MetadataEvent) -> None:
+        try:
+            comparison = comparison_from_plain(event.data)
+        except RecordDecodeError as problem:
+            self.findings.quarantine(event, f"{event.source}: {problem}", emit=True)
+            return
+        if comparison.end_offset <= self.snapshots_compared_to:
+            self.duplicates += 1
+            self._out.duplicates += 1
+            return
+        self.snapshots_compared_to = comparison.end_offset
+        self.judge_snapshot(comparison)
+        self._count_applied()
 
     def _count_applied(self) -> None:
         self.applied += 1
@@ -368,6 +400,8 @@ class EventLoop:
 
     def _conditions_at(self, key: tuple[str, int], mask: int, offset: int, ms: int) -> None:
         for name, start, end in self.watch.update(key, mask, offset, ms):
+            if end is None and name == UNDER_MIN_ISR_NAME:  # the min ISR's source, kept while open
+                start = self.watch.open[(key, name)] = (*start, self.state.min_isr_source(key[0]))
             row = self.condition_row(key, name, start)
             if end is not None:
                 row.end_offset, row.end_ms = end
@@ -383,11 +417,13 @@ class EventLoop:
                 self._conditions(event, (topic_id, p),
                                  condition_mask(part, state.effective_min_isr(part), state))
 
-    def condition_row(self, key, name: str, start: tuple[int, int]) -> ConditionChange:
+    def condition_row(self, key, name: str, start: tuple) -> ConditionChange:
+        """`start`: (offset, ms) where the interval opened, and for under_min_isr the min
+        ISR's source then (absent from intervals stored before it was kept)."""
         topic_id, partition = key
         return ConditionChange(f"{self.cluster_id}/{name}/{topic_id}/{partition}/{start[0]}", name,
                                self.cluster_id, self.state.topic_label(topic_id), topic_id, partition,
-                               start[0], start[1])
+                               start[0], start[1], min_isr_source=start[2] if len(start) > 2 else None)
 
     def _partition_row(self, after: Partition, event: MetadataEvent, min_isr: int | None = None,
                        deleted: bool = False) -> PartitionRow:
@@ -558,7 +594,8 @@ class EventLoop:
                 "raft_epoch": self.raft_epoch, "raft_first_epoch": self.raft_first_epoch,
                 "raft_leaders": sorted(self.raft_leaders.items()),
                 "snapshot_place": self.snapshot_place, "in_transaction": self.in_transaction,
-                "overdue_pending": sorted(self.overdue_pending), "overdue_all": self.overdue_all}
+                "overdue_pending": sorted(self.overdue_pending), "overdue_all": self.overdue_all,
+                "snapshots_compared_to": self.snapshots_compared_to}
 
     def restore_stored(self, stored: dict) -> None:
         self.cluster_id = self.findings.cluster_id = stored["cluster_id"]
@@ -580,6 +617,7 @@ class EventLoop:
         self.in_transaction = stored.get("in_transaction", False)  # absent before format 3 kept it
         self.overdue_pending = {tuple(k) for k in stored.get("overdue_pending", ())}
         self.overdue_all = stored.get("overdue_all", False)
+        self.snapshots_compared_to = stored.get("snapshots_compared_to", -1)  # absent before it was kept
 
 
 def _broker_of(event: MetadataEvent) -> int | None:

@@ -23,10 +23,13 @@ KIND_RECORD = "record"  # a metadata record (apiKey known or not)
 KIND_CONTROL = "control"  # a Raft control record: LEADER_CHANGE, SNAPSHOT_HEADER, ...
 KIND_REGISTRATION = "registration"  # a BrokerRegistration request as the controller saw it
 KIND_LOG_DIRS = "log_dirs"  # one broker's log-dir inventory (kafka-log-dirs --describe)
+# A snapshot compared with its log by `kraft-audit ship` (image.comparison_to_plain in `data`)
+KIND_SNAPSHOT_COMPARISON = "snapshot_comparison"
 
 # Type names of the side inputs (not Kafka records).
 BROKER_REGISTRATION_REQUEST = "BROKER_REGISTRATION_REQUEST"
 BROKER_LOG_DIRS = "BROKER_LOG_DIRS"
+SNAPSHOT_COMPARISON = "SNAPSHOT_COMPARISON"
 # A metadata record whose apiKey or version this build does not know.
 UNKNOWN_RECORD = "UNKNOWN_RECORD"
 

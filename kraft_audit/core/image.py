@@ -23,6 +23,7 @@ from kraft_audit.core.codec.logdir import (list_segments, list_snapshots, metada
                                            read_file_events, read_meta_properties)
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.replay.partition import Partition
+from kraft_audit.errors import RecordDecodeError
 
 # Resource values a snapshot writes although the log never wrote them: the image's
 # initial values (ZkMigrationStateRecord NONE is written into every snapshot).
@@ -328,6 +329,57 @@ def verify_snapshots(path: str | os.PathLike, cluster_id: str | None = None,
         theirs = image_of(read_file_events(snap, cluster_id))
         yield SnapshotComparison(snap.name, end, _snapshot_time(snap, cluster_id, last_ms),
                                  replayed_from, image.diff(theirs))
+
+
+# A comparison as JSON-able plain data and back (the shipper sends it through the topic):
+# tuples and bytes are tagged so the values, and the finding's text, come back the same.
+_TUPLE, _BYTES = "__tuple__", "__bytes__"
+
+
+def _to_plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return {_TUPLE: [_to_plain(v) for v in value]}
+    if isinstance(value, list):
+        return [_to_plain(v) for v in value]
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {k: _to_plain(v) for k, v in value.items()}
+        return {_TUPLE: [], "__items__": [[_to_plain(k), _to_plain(v)] for k, v in value.items()]}
+    if isinstance(value, (bytes, bytearray)):
+        return {_BYTES: bytes(value).hex()}
+    return value
+
+
+def _from_plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_from_plain(v) for v in value]
+    if isinstance(value, dict):
+        if "__items__" in value:
+            return {_from_plain(k): _from_plain(v) for k, v in value["__items__"]}
+        if _TUPLE in value:
+            return tuple(_from_plain(v) for v in value[_TUPLE])
+        if _BYTES in value:
+            return bytes.fromhex(value[_BYTES])
+        return {k: _from_plain(v) for k, v in value.items()}
+    return value
+
+
+def comparison_to_plain(comparison: SnapshotComparison) -> dict:
+    return {"file": comparison.file, "endOffset": comparison.end_offset,
+            "timestampMs": comparison.timestamp_ms, "replayedFrom": comparison.replayed_from,
+            "differences": [[_to_plain(d.resource), _to_plain(d.log_value), _to_plain(d.snapshot_value)]
+                            for d in comparison.differences]}
+
+
+def comparison_from_plain(data: dict) -> SnapshotComparison:
+    """The comparison `comparison_to_plain` wrote (RecordDecodeError when it is not one)."""
+    try:
+        differences = [Difference(tuple(_from_plain(r)), _from_plain(a), _from_plain(b))
+                       for r, a, b in data["differences"]]
+        return SnapshotComparison(str(data["file"]), int(data["endOffset"]), int(data["timestampMs"]),
+                                  str(data["replayedFrom"]), differences)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RecordDecodeError(f"not a snapshot comparison: {type(exc).__name__}: {exc}") from None
 
 
 def _log_events(segments, cluster_id: str, start: int) -> Iterator[MetadataEvent]:

@@ -69,6 +69,12 @@ class ConditionChange:
     start_ms: int = column(INT64, key=True)
     end_offset: int | None = column(INT64, "null while the condition holds", default=None)
     end_ms: int | None = column(INT64, "null while the condition holds", default=None)
+    min_isr_source: str | None = column(
+        STRING, "`under_min_isr` only: where the min ISR it was judged by came from when the "
+        "interval opened (`topic`, `log`, `setting`, `assumed`, as in `partition_state`); kept "
+        "while it stays open, even if the source changes (a later change that leaves the partition "
+        "under its new min ISR does not reopen it); null for the other conditions and for rows "
+        "written before the column existed", default=None)
 
 
 @dataclass(slots=True)

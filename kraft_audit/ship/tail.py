@@ -5,7 +5,12 @@ intact), or a run of bytes that is no batch (the job quarantines it, with the
 same reason `check` gives), with where it came from:
 
 - `file`, `position`: the segment or snapshot and the byte position in it;
-- `kind`: "segment" or "snapshot";
+- `kind`: "segment", "snapshot" or "comparison": a snapshot the controller wrote, compared
+  with the image this log dir's records build to its end (`image.verify_snapshots`) once
+  the log has been shipped past that end, as JSON (`image.comparison_to_plain`; the job
+  judges it with `kraft.snapshot-equals-log`, bucket 0, and skips a comparison it already
+  judged: a restarted shipper compares its snapshots again). Its `file` and `position`
+  are where the tail stands, so a shipper resuming from it goes on from there;
 - `next_offset`: the offset the shipper reads next after this message, so a
   restarted shipper resumes from the newest message of its cluster in the
   topic, not from a local file that could be lost.
@@ -18,13 +23,17 @@ talks to Kafka: `kraft_audit.ship.shipper` produces what it yields.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 
 from kraft_audit.core.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, Batch, iter_batches
 from kraft_audit.core.codec.logdir import SNAPSHOT_RE, list_segments, list_snapshots, metadata_dir
+from kraft_audit.core.events import (KIND_SNAPSHOT_COMPARISON, NO_OFFSET, SNAPSHOT_COMPARISON,
+                                     MetadataEvent, Quarantined)
+from kraft_audit.core.image import comparison_to_plain, verify_snapshots
 
-SEGMENT, SNAPSHOT = "segment", "snapshot"
+SEGMENT, SNAPSHOT, COMPARISON = "segment", "snapshot", "comparison"
 
 
 @dataclass(frozen=True)
@@ -34,13 +43,30 @@ class Shipment:
     value: bytes
     file: str
     position: int
-    kind: str  # SEGMENT | SNAPSHOT
+    kind: str  # SEGMENT | SNAPSHOT | COMPARISON
     next_offset: int  # where reading goes on after this message
-    records: int  # records in the batch (0 for bytes that are no batch)
+    records: int  # records in the batch (0 for bytes that are no batch; 1 for a comparison)
 
     def headers(self) -> list[tuple[str, bytes]]:
         return [("kraft.file", self.file.encode()), ("kraft.position", str(self.position).encode()),
                 ("kraft.kind", self.kind.encode()), ("kraft.next_offset", str(self.next_offset).encode())]
+
+
+def comparison_event(cluster_id: str, value: bytes | None, where: str) -> MetadataEvent | Quarantined:
+    """A comparison message as the event the auditor judges; a quarantine row when its
+    value is no JSON object (the auditor checks the fields)."""
+    try:
+        data = json.loads(value or b"")
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        timestamp_ms = int(data.get("timestampMs") or 0)
+    except (ValueError, TypeError, UnicodeDecodeError) as exc:
+        return Quarantined(cluster_id, where, 0, f"{where} is no snapshot comparison of kraft-audit "
+                           f"ship: {exc}", bytes(value or b"")[:1024])
+    return MetadataEvent(cluster_id=cluster_id, source=where, position=0, offset=NO_OFFSET,
+                         batch_base_offset=NO_OFFSET, batch_last_offset=NO_OFFSET,
+                         timestamp_ms=timestamp_ms, kind=KIND_SNAPSHOT_COMPARISON,
+                         type=SNAPSHOT_COMPARISON, version=0, data=data)
 
 
 @dataclass(frozen=True)
@@ -53,7 +79,9 @@ class Resume:
 
     @classmethod
     def from_headers(cls, headers: dict[str, bytes], value_size: int) -> Resume:
-        return cls(headers["kraft.file"].decode(), int(headers["kraft.position"]) + value_size,
+        # a comparison is no part of the file: its position is where the tail stood
+        after = 0 if headers.get("kraft.kind") == COMPARISON.encode() else value_size
+        return cls(headers["kraft.file"].decode(), int(headers["kraft.position"]) + after,
                    int(headers["kraft.next_offset"]))
 
 
@@ -66,6 +94,8 @@ class LogTail:
         if resume is not None and (self.dir / resume.file).exists():
             self.file, self.position = resume.file, resume.position
         self._end = (None, 0, 0)  # incremental scan of the newest segment: (file, position, next offset)
+        # end offset of the newest snapshot compared (a restart compares them all again)
+        self.compared_to = -1
 
     def poll(self, max_bytes: int = 8 << 20) -> list[Shipment]:
         """The whole batches written since the last call (at most about `max_bytes`,
@@ -81,6 +111,22 @@ class LogTail:
             budget -= sum(len(s.value) for s in shipped)
             if budget <= 0 or not at_end or not self._next_file():
                 break
+        return out + self._comparisons()
+
+    def _comparisons(self) -> list[Shipment]:
+        """Each snapshot the log has been shipped past, compared with the log's image."""
+        ends = [end for end, _epoch, _p in list_snapshots(self.dir)
+                if self.compared_to < end <= self.next_offset]
+        if not ends or self.file is None:
+            return []
+        out = []
+        for c in verify_snapshots(self.dir, "", after_offset=self.compared_to - 1):
+            if c.end_offset > self.next_offset:
+                break
+            out.append(Shipment(json.dumps(comparison_to_plain(c)).encode(), self.file, self.position,
+                                COMPARISON, self.next_offset, 1))
+        # a snapshot the log no longer holds the records of cannot be compared: not again
+        self.compared_to = max(ends)
         return out
 
     def log_end_offset(self) -> int:

@@ -85,6 +85,7 @@ class BatchWriter:
         self.metrics = metrics
         self.spark = spark
         self.after_write = after_write  # tests: crash between the sink write and Spark's commit
+        self.after_compare: Callable[[int], None] | None = None  # tests: crash before the sink write
         self.sinks = None
         self.app_id: str | None = None
         self.batches = 0  # micro-batches this process wrote (a restart starts again at 0)
@@ -97,8 +98,8 @@ class BatchWriter:
         self._applied: dict[str, int] = {}
         from kraft_audit.spark.source import LogDirPlanner
 
-        self._snapshots: set[str] | None = None  # snapshots compared with their log (cluster/file)
-        self._snapshots_new: set[str] = set()
+        # snapshots compared with their log (cluster/file) -> the micro-batch holding their findings
+        self._snapshots: dict[str, int] | None = None
         self._snapshots_file = Path(cfg.checkpoint) / "kraft-audit-snapshots.json"
         self._catalog = None
         self._planners = {}
@@ -126,9 +127,9 @@ class BatchWriter:
             return  # a no-data batch in which no group timed out: nothing to record
         rows_by_table, stats = split_rows(arrow)
         row = self._progress(started_ms, stats, rows_by_table)
-        self._snapshot_findings(rows_by_table)
-        row.violations = len(rows_by_table.get(tables.VIOLATIONS.name, []))
         self._ensure_sinks()
+        self._snapshot_findings(batch_id, rows_by_table)
+        row.violations = len(rows_by_table.get(tables.VIOLATIONS.name, []))
         row.duration_seconds = round(time.perf_counter() - t0, 6)
         written = self.sinks.write_batch(batch_id, {**rows_by_table, tables.PROGRESS.name: [row]})
         progress = {"batch_id": batch_id, **row_dict(row)}
@@ -146,17 +147,22 @@ class BatchWriter:
         for name in BALANCE:
             self.counts[name] += progress[name]
         self.counts["held"] = progress["held"]
-        self._snapshots_done()
         if self.after_write is not None:
             self.after_write(batch_id)
         log.info("batch %d: %s; %d violations, %.2fs", batch_id, balance_line(progress),
                  progress["violations"], progress["duration_seconds"])
 
-    def _snapshot_findings(self, rows_by_table: dict[str, Any]) -> None:
+    def _snapshot_findings(self, batch_id: int, rows_by_table: dict[str, Any]) -> None:
         """Each snapshot of a log dir the job has read past, compared once with the image the
         log builds to its end (kraft.snapshot-equals-log, image.py): in the driver, from the
         files, replaying from offset 0 or the snapshot before it; its findings join the batch's
-        violations. The snapshots compared are remembered beside the checkpoint."""
+        violations.
+
+        Exactly once: `kraft-audit-snapshots.json` beside the checkpoint gives each compared
+        snapshot the micro-batch that carries its findings, and is written before that batch's
+        Delta write. A replayed batch compares its own snapshots again (the violations' app
+        transaction drops them if they were written), and takes no new one once its
+        violations are committed (the next batch does)."""
         if not self._planners:
             return
         from kraft_audit.core.audit import Auditor
@@ -164,23 +170,29 @@ class BatchWriter:
         from kraft_audit.core.rules.catalog import load_catalog
 
         if self._snapshots is None:
-            try:
-                self._snapshots = set(json.loads(self._snapshots_file.read_text()))
-            except (OSError, ValueError):
-                self._snapshots = set()
-        found = []
+            self._snapshots = _read_compared(self._snapshots_file)
+        written = self._violations_written(batch_id)
+        found, tagged = [], False
         for cid, planner in self._planners.items():
             applied = self._applied.get(cid)
-            if applied is None:
-                continue
             for comparison in verify_snapshots(planner.dir, cid):
                 name = f"{cid}/{comparison.file}"
-                if name in self._snapshots or comparison.end_offset - 1 > applied:
+                held = self._snapshots.get(name)
+                if held is None:
+                    if written or applied is None or comparison.end_offset - 1 > applied:
+                        continue
+                    self._snapshots[name], tagged = batch_id, True
+                elif held != batch_id:
                     continue
                 if self._catalog is None:
                     self._catalog = load_catalog(self.cfg.audit.rules_dir)
                 found += Auditor(self._catalog).judge_snapshot(comparison, cid).violations
-                self._snapshots_new.add(name)
+        if tagged:
+            tmp = self._snapshots_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self._snapshots, sort_keys=True))
+            os.replace(tmp, self._snapshots_file)
+        if self.after_compare is not None:
+            self.after_compare(batch_id)
         if found:
             new = tables.core_to_arrow(tables.VIOLATIONS, found)
             held = rows_by_table.get(tables.VIOLATIONS.name)
@@ -192,13 +204,14 @@ class BatchWriter:
                     held = tables.core_to_arrow(tables.VIOLATIONS, held)
                 rows_by_table[tables.VIOLATIONS.name] = pa.concat_tables([held, new.cast(held.schema)])
 
-    def _snapshots_done(self) -> None:
-        if self._snapshots_new:
-            self._snapshots |= self._snapshots_new
-            self._snapshots_new = set()
-            tmp = self._snapshots_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps(sorted(self._snapshots)))
-            os.replace(tmp, self._snapshots_file)
+    def _violations_written(self, batch_id: int) -> bool:
+        """Whether the violations table already holds this micro-batch (a replay)."""
+        from deltalake import DeltaTable
+
+        if not DeltaTable.is_deltatable(self.sinks.path(tables.VIOLATIONS.name)):
+            return False
+        committed = self.sinks.committed_batch(tables.VIOLATIONS.name)
+        return committed is not None and committed >= batch_id
 
     def _progress(self, started_ms: int, stats: list[dict],
                   rows_by_table: dict[str, Any]) -> Progress:
@@ -235,6 +248,17 @@ class BatchWriter:
             process_seconds=round(sum(s["duration_ms"] for s in stats) / 1000, 6),
             clusters=sorted(clusters.values(), key=lambda c: c.cluster_id),
         )
+
+
+def _read_compared(path: Path) -> dict[str, int]:
+    """The compared snapshots' file: {cluster/file: micro-batch}; an older list, or none."""
+    try:
+        held = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if isinstance(held, list):  # written before batches were kept: all long committed
+        return {name: -1 for name in held}
+    return {str(k): int(v) for k, v in held.items()}
 
 
 def build_query(spark, cfg: Config, writer: BatchWriter, available_now: bool | None = None):

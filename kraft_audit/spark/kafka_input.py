@@ -17,6 +17,7 @@ from kraft_audit.config import KafkaSource
 from kraft_audit.core.codec.batches import Batch, iter_batches
 from kraft_audit.core.codec.logdir import batch_events, problem_to_quarantined
 from kraft_audit.core.events import Quarantined
+from kraft_audit.ship.tail import COMPARISON, comparison_event
 from kraft_audit.sideinputs.registrations import UNKNOWN_CLUSTER
 from kraft_audit.spark import event_rows
 
@@ -32,6 +33,8 @@ def message_events(key: bytes | None, value: bytes | None, headers: dict[str, by
     except (KeyError, ValueError, UnicodeDecodeError):
         return [Quarantined(cluster_id, where, 0, f"{where} is not a message of kraft-audit ship "
                             "(no kraft.file / kraft.position headers)", bytes(value or b"")[:1024])]
+    if headers.get("kraft.kind") == COMPARISON.encode():
+        return [comparison_event(cluster_id, value, where)]
     items: list = []
     for item in iter_batches(value or b"", base_position=position):
         if isinstance(item, Batch):

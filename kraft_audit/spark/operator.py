@@ -60,6 +60,7 @@ from kraft_audit.core.events import (
     BROKER_REGISTRATION_REQUEST,
     KIND_CONTROL,
     KIND_RECORD,
+    SNAPSHOT_COMPARISON,
     MetadataEvent,
     Quarantined,
     event_from_plain,
@@ -91,6 +92,7 @@ BUCKET0_ONLY_TYPES = (
     "DELEGATION_TOKEN_RECORD",
     "REMOVE_DELEGATION_TOKEN_RECORD",
     "UNKNOWN_RECORD",
+    SNAPSHOT_COMPARISON,  # judged by a cluster-scoped rule
     event_rows.QUARANTINED_TYPE,
 )
 # Rows that are log records (they carry a log offset): the rest are side inputs,

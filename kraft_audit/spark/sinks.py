@@ -249,7 +249,10 @@ class _DeltaSparkWriter:
         tables written side by side must not share."""
         with self._lock:
             if path not in self._sessions:
-                self._sessions[path] = self.spark.newSession()
+                session = self._sessions[path] = self.spark.newSession()
+                # as delta-rs's merge_schema: MERGE adds a column a newer release declares
+                # (without it Spark's MERGE drops the column silently)
+                session.conf.set("spark.databricks.delta.schema.autoMerge.enabled", "true")
             return self._sessions[path]
 
     def create(self, path: str, spec: Table) -> None:

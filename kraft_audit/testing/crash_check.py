@@ -43,6 +43,41 @@ def run_then_kill_9(values: dict, commits_before_kill: int = 3, pause_s: float =
     return len(list(commits.glob("[0-9]*")))
 
 
+_KILLED_AT_SNAPSHOT = """
+import json, os, signal, sys
+from pathlib import Path
+from kraft_audit.config import load_config
+from kraft_audit.spark.job import AuditJob
+values, point = json.loads(sys.argv[1]), sys.argv[2]
+cfg = load_config(None, values, environ={})
+job = AuditJob(cfg)
+compared = Path(cfg.checkpoint) / "kraft-audit-snapshots.json"
+
+def kill(batch_id):
+    if compared.exists() and batch_id in json.loads(compared.read_text()).values():
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+
+setattr(job.writer, point, kill)
+job.run(available_now=True)
+"""
+
+
+def kill_9_at_snapshot(values: dict, point: str, timeout_s: float = 180.0) -> int:
+    """Run the job (config overrides `values`, availableNow) in a child process and kill -9
+    it in the micro-batch that compares a snapshot: at `point`, "after_compare" (the compared
+    list written, the Delta write not yet) or "after_write" (Delta written, Spark's commit
+    not yet). Returns the child's exit code (-9 when killed there)."""
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_AT_SNAPSHOT, json.dumps(values), point],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        return child.wait(timeout_s)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+
+
 def comparable_rows(tables_root: str, name: str) -> list[dict]:
     """A table's rows without what depends on when and in which micro-batch they were
     written, in a fixed order."""

@@ -29,8 +29,9 @@ ELR_IN_USE = 16
 REASSIGNMENT_STALLED = 32
 ELECTION_OVERDUE = 64  # set at the end of an operation (EventLoop), never by condition_mask
 
+UNDER_MIN_ISR_NAME = "under_min_isr"
 CONDITIONS: tuple[tuple[str, int], ...] = (
-    ("under_min_isr", UNDER_MIN_ISR),
+    (UNDER_MIN_ISR_NAME, UNDER_MIN_ISR),
     ("leaderless", LEADERLESS),
     ("recovering", RECOVERING_BIT),
     ("manual_election_required", MANUAL_ELECTION_REQUIRED),

@@ -54,8 +54,9 @@ def murmur2(key: bytes) -> int:
 
 class ShipProcess:
     def __init__(self, cluster: KafkaCluster, logs: Path, topic: str = TOPIC,
-                 kafka_timeout: float | None = None):
+                 kafka_timeout: float | None = None, log_dir: Path | None = None):
         self.cluster, self.logs, self.topic = cluster, logs, topic
+        self.log_dir = log_dir or cluster.metadata_log_dir  # the controller's, or a copy of it
         self.kafka_timeout = kafka_timeout
         self.proc: subprocess.Popen | None = None
         self.starts = 0
@@ -70,7 +71,7 @@ class ShipProcess:
         timeout = [] if self.kafka_timeout is None else ["--kafka-timeout", str(self.kafka_timeout)]
         self.proc = subprocess.Popen(
             [str(Path(sys.executable).parent / "kraft-audit"), "ship",
-             "--log-dir", str(self.cluster.metadata_log_dir), "--bootstrap-servers",
+             "--log-dir", str(self.log_dir), "--bootstrap-servers",
              bootstrap or self.cluster.bootstrap, "--topic", self.topic, "--metrics-port",
              str(self.port), *timeout],
             stdout=subprocess.DEVNULL, stderr=self.log_path.open("w"))

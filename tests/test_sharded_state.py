@@ -205,13 +205,13 @@ def test_a_partial_logs_partitions_are_stored_with_their_unknown_fields(tmp_path
 def _rebuilt_index(state) -> dict:
     index: dict[int, set] = {}
     for key, part in state.partitions.items():
-        for b in {*part.replicas, *part.isr, *part.elr, *([part.leader] if part.leader >= 0 else [])}:
+        for b in part.replicas:
             index.setdefault(b, set()).add(key)
     return index
 
 
 def test_the_index_by_broker_follows_every_write_and_survives_the_stored_form(sim_log):
-    """The partitions by broker, kept up to date record by record from its first use, equal
+    """The partitions by replica broker, kept up to date record by record from its first use, equal
     the index rebuilt from the table; a restored auditor rebuilds it on first use and
     agrees (it is not part of the stored form)."""
     auditor = Auditor(CATALOG)

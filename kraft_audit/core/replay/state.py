@@ -120,9 +120,11 @@ class ClusterState:
         self.elr_enabled = False
         self._min_isr_cache: dict[str, int] = {}  # topic id -> effective min ISR
         self.next_producer_id: int | None = None  # the newest ProducerIdsRecord's
-        # broker id -> the partitions naming it (replica, ISR, ELR, leader), so a broker event
-        # visits its own partitions only. Not stored: built from the table on first use (also
-        # after a restore), then kept up to date by every partition write.
+        # broker id -> the partitions it is a replica of (or, for a partition whose replicas
+        # a partial log has not shown, whose ISR, ELR or leader names it), so a broker event
+        # visits its own partitions only; an ISR, ELR or leader outside the replicas is
+        # kip966.subset-of-replicas's finding. Not stored: built from the table on first use
+        # (also after a restore), then kept up to date by every partition write.
         self._by_broker: dict[int, set[PartitionKey]] | None = None
 
     # ------------------------------------------------------------------ stored form
@@ -240,8 +242,8 @@ class ClusterState:
         return self.history_from is not None and broker_id not in self.brokers
 
     def partitions_of(self, broker_id: int) -> set[PartitionKey] | tuple:
-        """The keys of the partitions that name the broker as a replica, ISR or ELR member or
-        leader. The first call reads the whole table (every shard); later ones are lookups."""
+        """The keys of the partitions the broker is a replica of (see _by_broker). The first
+        call reads the whole table (every shard); later ones are lookups."""
         if self._by_broker is None:
             index: dict[int, set[PartitionKey]] = {}
             for key, part in self.partitions.items():
@@ -314,10 +316,8 @@ class ClusterState:
                               "that no PartitionRecord created", key)
         after = before.merged(data)
         self.partitions[key] = after
-        # merged() keeps the tuple objects of the fields a record leaves alone
-        if self._by_broker is not None and (
-                after.replicas is not before.replicas or after.isr is not before.isr
-                or after.elr is not before.elr or after.leader != before.leader):
+        # merged() keeps the replicas tuple when a record leaves them alone
+        if self._by_broker is not None and (after.replicas is not before.replicas or before.unknown):
             self._reindex(key, before, after)
         if key[1] == 0 and after.replicas != before.replicas:
             self._min_isr_cache.pop(key[0], None)
@@ -469,6 +469,8 @@ def _check_types(data: dict, **types) -> None:
 
 
 def _named(part: Partition) -> set[int]:
+    if not part.unknown:
+        return set(part.replicas)
     named = {*part.replicas, *part.isr, *part.elr}
     if part.leader >= 0:
         named.add(part.leader)

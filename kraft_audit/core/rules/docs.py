@@ -131,9 +131,10 @@ metadata transaction spanning several. Each is judged where it can break, at the
 the change: an invariant of a partition's own fields can only break by a record about that
 partition, so it is judged on that record; one that also reads a broker or a config can
 break by a broker or config record, so it is judged there over the partitions that record
-touches indirectly: a broker's through the state's index of partitions by broker (replica,
-ISR, ELR, leader; built once from the table, also after a restart, then kept by every
-write), a config's through its topic's partitions.
+touches indirectly: a broker's through the state's index of partitions by replica broker
+(built once from the table, also after a restart, then kept by every write; an ISR, ELR or
+leader outside the replicas is `kip966.subset-of-replicas`'s finding), a config's through
+its topic's partitions.
 
 | invariant | reads | rules | grace, and why |
 |---|---|---|---|

@@ -82,8 +82,9 @@ _SET_WHEN_DIFFERENT = (("isr", "isr"), ("eligibleLeaderReplicas", "elr"),
                        ("removingReplicas", "removing_replicas"), ("directories", "directories"))
 
 
+# not run on a record that sets the ISR alone: re-setting it would change nothing at all
 @rule("kraft.change-sets-new-values", on="partition", records=("PARTITION_CHANGE_RECORD",),
-      when=SETS_ISR | SETS_ELR | SETS_ASSIGNMENT | SETS_RECOVERY_STATE)
+      when=SETS_LEADER | SETS_ELR | SETS_ASSIGNMENT | SETS_RECOVERY_STATE)
 def change_sets_new_values(c):
     """PartitionChangeBuilder sets each of these fields only when its target differs from
     the partition (build, setAssignmentChanges, maybeUpdateRecordElr, tryElection); a

@@ -1,0 +1,101 @@
+"""The field rules of ACL, SCRAM, client quota and delegation token records: for each, a
+synthetic log breaking the invariant is flagged at the record at fault, and the same log
+keeping it gives no finding."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+
+import pytest
+
+from kraft_audit.core.codec.logdir import LogDirWriter
+from kraft_audit.testing.mutate import audit_log
+
+T0 = 1_700_000_000_000
+ACL = {"id": base64.urlsafe_b64encode(uuid.UUID(int=7).bytes).decode().rstrip("="), "resourceType": 2, "resourceName": "orders", "patternType": 3,
+       "principal": "User:alice", "host": "*", "operation": 3, "permissionType": 3}
+SCRAM = {"name": "alice", "mechanism": 2, "salt": b"salt-salt", "storedKey": b"k" * 64, "serverKey": b"s" * 64,
+         "iterations": 8192}
+QUOTA = {"entity": [{"entityType": "user", "entityName": "alice"}, {"entityType": "client-id", "entityName": None}],
+         "key": "producer_byte_rate", "value": 1048576.0, "remove": False}
+TOKEN = {"owner": "User:alice", "requester": "User:alice", "renewers": ["User:bob"], "issueTimestamp": T0,
+         "maxTimestamp": T0 + 7 * 86_400_000, "expirationTimestamp": T0 + 86_400_000, "tokenId": "tk1"}
+TYPES = {"acl": "ACCESS_CONTROL_ENTRY_RECORD", "scram": "USER_SCRAM_CREDENTIAL_RECORD",
+         "quota": "CLIENT_QUOTA_RECORD", "token": "DELEGATION_TOKEN_RECORD"}
+GOOD = {"acl": ACL, "scram": SCRAM, "quota": QUOTA, "token": TOKEN}
+
+
+def audit(tmp_path, kind: str, **changes):
+    """A log with a good record of the kind, then the record with `changes`; the findings
+    and the offset of the changed record."""
+    writer = LogDirWriter(tmp_path / "log", "c1")
+    writer.append_leader_change(1, T0, 1)
+    writer.append([(TYPES[kind], 0, GOOD[kind])], T0 + 1)
+    offset, _ = writer.append([(TYPES[kind], 0, {**GOOD[kind], **changes})], T0 + 2)
+    writer.close()
+    return audit_log(tmp_path / "log"), offset
+
+
+BROKEN = [
+    ("kraft.acl-fields", "acl", {"resourceType": 1}, "resource type ANY"),
+    ("kraft.acl-fields", "acl", {"resourceType": 0}, "resource type UNKNOWN"),
+    ("kraft.acl-fields", "acl", {"patternType": 2}, "pattern type 2"),
+    ("kraft.acl-fields", "acl", {"patternType": 1}, "pattern type 1"),
+    ("kraft.acl-fields", "acl", {"operation": 1}, "operation ANY"),
+    ("kraft.acl-fields", "acl", {"permissionType": 1}, "permission type 1"),
+    ("kraft.acl-fields", "acl", {"resourceName": ""}, "empty resource name"),
+    ("kraft.acl-fields", "acl", {"resourceType": 4, "resourceName": "my-cluster"}, "not 'kafka-cluster'"),
+    ("kraft.acl-fields", "acl", {"principal": "alice"}, "not of the form Type:name"),
+    ("kraft.acl-fields", "acl", {"host": ""}, "no host"),
+    ("kraft.scram-fields", "scram", {"iterations": 4095}, "4095 iterations"),
+    ("kraft.scram-fields", "scram", {"iterations": 16385}, "16385 iterations"),
+    ("kraft.scram-fields", "scram", {"mechanism": 3}, "unknown mechanism 3"),
+    ("kraft.scram-fields", "scram", {"storedKey": b"k" * 32}, "32-byte storedKey"),
+    ("kraft.scram-fields", "scram", {"mechanism": 1}, "64-byte storedKey"),
+    ("kraft.scram-fields", "scram", {"name": ""}, "empty user name"),
+    ("kraft.scram-fields", "scram", {"salt": b""}, "empty salt"),
+    ("kraft.quota-fields", "quota", {"value": 0.0}, "not a positive finite value"),
+    ("kraft.quota-fields", "quota", {"value": float("inf")}, "not a positive finite value"),
+    ("kraft.quota-fields", "quota", {"value": 10.5}, "not a whole number"),
+    ("kraft.quota-fields", "quota", {"key": "connection_creation_rate"}, "not a quota of entity user+client-id"),
+    ("kraft.quota-fields", "quota", {"entity": [{"entityType": "ip", "entityName": "10.0.0.1"},
+                                                {"entityType": "user", "entityName": "a"}]}, "IP address"),
+    ("kraft.quota-fields", "quota", {"entity": [{"entityType": "group", "entityName": "g"}]}, "'group'"),
+    ("kraft.quota-fields", "quota", {"entity": [{"entityType": "user", "entityName": ""}]}, "empty name"),
+    ("kraft.token-fields", "token", {"expirationTimestamp": T0 - 1}, "out of order"),
+    ("kraft.token-fields", "token", {"maxTimestamp": T0 + 1000}, "out of order"),
+    ("kraft.token-fields", "token", {"owner": "alice"}, "owner principal"),
+    ("kraft.token-fields", "token", {"tokenId": ""}, "empty token id"),
+]
+
+
+@pytest.mark.parametrize("rule_id,kind,changes,says", BROKEN, ids=[f"{r}-{s}" for r, _, _, s in BROKEN])
+def test_a_record_breaking_the_invariant_is_flagged_at_its_offset(tmp_path, rule_id, kind, changes, says):
+    findings, offset = audit(tmp_path, kind, **changes)
+    assert [(f.rule_id, f.offset) for f in findings] == [(rule_id, offset)]
+    assert says in findings[0].message
+
+
+KEPT = [
+    ("acl", {}), ("acl", {"resourceType": 4, "resourceName": "kafka-cluster", "operation": 9}),
+    ("acl", {"patternType": 4, "permissionType": 2, "principal": "User:*"}),
+    ("scram", {}), ("scram", {"mechanism": 1, "storedKey": b"k" * 32, "serverKey": b"s" * 32, "iterations": 4096}),
+    ("scram", {"iterations": 16384}),
+    ("quota", {}), ("quota", {"key": "request_percentage", "value": 12.5}),
+    ("quota", {"entity": [{"entityType": "ip", "entityName": None}], "key": "connection_creation_rate",
+               "value": 50.0}),
+    ("quota", {"value": 0.0, "remove": True}),
+    ("token", {}), ("token", {"expirationTimestamp": T0 + 7 * 86_400_000}),
+]
+
+
+@pytest.mark.parametrize("kind,changes", KEPT)
+def test_a_record_keeping_the_invariant_gives_nothing(tmp_path, kind, changes):
+    findings, _ = audit(tmp_path, kind, **changes)
+    assert findings == []
+
+
+def test_key_lengths_are_read_from_the_decoded_base64_text():
+    from kraft_audit.core.rules.cluster_records import _key_length
+    assert [_key_length(base64.b64encode(b"x" * n).decode()) for n in range(70)] == list(range(70))

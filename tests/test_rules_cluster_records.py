@@ -13,7 +13,13 @@ from kraft_audit.core.codec.logdir import LogDirWriter
 from kraft_audit.testing.mutate import audit_log
 
 T0 = 1_700_000_000_000
-ACL = {"id": base64.urlsafe_b64encode(uuid.UUID(int=7).bytes).decode().rstrip("="), "resourceType": 2, "resourceName": "orders", "patternType": 3,
+
+
+def uid(n: int) -> str:
+    return base64.urlsafe_b64encode(uuid.UUID(int=n).bytes).decode().rstrip("=")
+
+
+ACL = {"id": uid(7), "resourceType": 2, "resourceName": "orders", "patternType": 3,
        "principal": "User:alice", "host": "*", "operation": 3, "permissionType": 3}
 SCRAM = {"name": "alice", "mechanism": 2, "salt": b"salt-salt", "storedKey": b"k" * 64, "serverKey": b"s" * 64,
          "iterations": 8192}
@@ -24,6 +30,8 @@ TOKEN = {"owner": "User:alice", "requester": "User:alice", "renewers": ["User:bo
 TYPES = {"acl": "ACCESS_CONTROL_ENTRY_RECORD", "scram": "USER_SCRAM_CREDENTIAL_RECORD",
          "quota": "CLIENT_QUOTA_RECORD", "token": "DELEGATION_TOKEN_RECORD"}
 GOOD = {"acl": ACL, "scram": SCRAM, "quota": QUOTA, "token": TOKEN}
+# the log's first record: another ACL and another token, so the second is new
+FIRST = {"acl": {"id": uid(1), "resourceName": "first"}, "token": {"tokenId": "tk0"}}
 
 
 def audit(tmp_path, kind: str, **changes):
@@ -31,7 +39,7 @@ def audit(tmp_path, kind: str, **changes):
     and the offset of the changed record."""
     writer = LogDirWriter(tmp_path / "log", "c1")
     writer.append_leader_change(1, T0, 1)
-    writer.append([(TYPES[kind], 0, GOOD[kind])], T0 + 1)
+    writer.append([(TYPES[kind], 0, {**GOOD[kind], **FIRST.get(kind, {})})], T0 + 1)
     offset, _ = writer.append([(TYPES[kind], 0, {**GOOD[kind], **changes})], T0 + 2)
     writer.close()
     return audit_log(tmp_path / "log"), offset
@@ -99,3 +107,72 @@ def test_a_record_keeping_the_invariant_gives_nothing(tmp_path, kind, changes):
 def test_key_lengths_are_read_from_the_decoded_base64_text():
     from kraft_audit.core.rules.cluster_records import _key_length
     assert [_key_length(base64.b64encode(b"x" * n).decode()) for n in range(70)] == list(range(70))
+
+
+def audit_records(tmp_path, batches):
+    """A log of batches of (type, data); the findings and each batch's first offset."""
+    writer = LogDirWriter(tmp_path / "log", "c1")
+    writer.append_leader_change(1, T0, 1)
+    offsets = [writer.append([(t, 0, d) for t, d in batch], T0 + i + 1)[0] for i, batch in enumerate(batches)]
+    writer.close()
+    return [(f.rule_id, f.offset) for f in audit_log(tmp_path / "log")], offsets
+
+
+A, RA = "ACCESS_CONTROL_ENTRY_RECORD", "REMOVE_ACCESS_CONTROL_ENTRY_RECORD"
+S, RS = "USER_SCRAM_CREDENTIAL_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD"
+D, RD = "DELEGATION_TOKEN_RECORD", "REMOVE_DELEGATION_TOKEN_RECORD"
+
+
+def test_an_acl_reusing_a_live_id_or_repeating_a_live_acl_is_flagged(tmp_path):
+    findings, at = audit_records(tmp_path / "id", [[(A, ACL)], [(A, {**ACL, "resourceName": "payments"})]])
+    assert findings == [("kraft.acl-unique", at[1])]
+    findings, at = audit_records(tmp_path / "copy", [[(A, ACL)], [(A, {**ACL, "id": uid(8)})]])
+    assert findings == [("kraft.acl-unique", at[1])]
+    # removed, its id and binding are free again
+    findings, _ = audit_records(tmp_path / "ok", [[(A, ACL)], [(RA, {"id": ACL["id"]})], [(A, ACL)],
+                                                  [(A, {**ACL, "id": uid(8), "operation": 4})]])
+    assert findings == []
+
+
+def test_removals_name_a_live_acl_credential_and_token(tmp_path):
+    scram_key = {"name": "alice", "mechanism": 2}
+    kept = [[(A, ACL), (S, SCRAM), (D, TOKEN)], [(RA, {"id": ACL["id"]})], [(RS, scram_key)],
+            [(RD, {"tokenId": "tk1"})]]
+    assert audit_records(tmp_path / "ok", kept)[0] == []
+    for name, removal in (("acl", (RA, {"id": uid(9)})), ("scram", (RS, {**scram_key, "mechanism": 1})),
+                          ("token", (RD, {"tokenId": "tk2"}))):
+        findings, at = audit_records(tmp_path / name, [[(A, ACL), (S, SCRAM), (D, TOKEN)], [removal]])
+        assert findings == [("kraft.removal-names-live", at[1])], name
+    # removed twice: the second removal names nothing live
+    findings, at = audit_records(tmp_path / "twice", kept + [[(RS, scram_key)]])
+    assert findings == [("kraft.removal-names-live", at[4])]
+
+
+def test_a_removal_in_a_partial_log_is_not_judged(tmp_path):
+    writer = LogDirWriter(tmp_path / "log", "c1")
+    writer.next_offset = 100  # the log starts mid-history: the ACL may have been created before
+    writer.append([(RA, 0, {"id": uid(9)})], T0)
+    writer.close()
+    assert audit_log(tmp_path / "log") == []
+
+
+def test_a_token_renewal_changes_only_the_expiration(tmp_path):
+    renewed = {**TOKEN, "expirationTimestamp": TOKEN["expirationTimestamp"] + 1000}
+    assert audit_records(tmp_path / "ok", [[(D, TOKEN)], [(D, renewed)]])[0] == []
+    for name, changes in (("max", {"maxTimestamp": TOKEN["maxTimestamp"] + 1}),
+                          ("owner", {"owner": "User:mallory"}), ("renewers", {"renewers": ["User:eve"]})):
+        findings, at = audit_records(tmp_path / name, [[(D, TOKEN)], [(D, {**renewed, **changes})]])
+        assert findings == [("kraft.token-renewal", at[1])], name
+
+
+def test_the_security_indexes_survive_the_stored_form():
+    from kraft_audit.core.replay.settings import CoreSettings
+    from kraft_audit.core.replay.state import ClusterState
+    from kraft_audit.core.snapshot import pack_topology, unpack_topology
+    from kraft_audit.core.events import MetadataEvent
+    state = ClusterState(CoreSettings())
+    for etype, data in ((A, ACL), (S, SCRAM), (D, TOKEN)):
+        state.apply(MetadataEvent("c1", "x", 0, 1, 1, 1, T0, "record", etype, 0, data))
+    back = ClusterState.restored(CoreSettings(), unpack_topology(pack_topology(state.topology())), {})
+    assert (back.acls, back.acl_bindings, back.scram, back.tokens) == \
+        (state.acls, state.acl_bindings, state.scram, state.tokens) != ({}, set(), set(), {})

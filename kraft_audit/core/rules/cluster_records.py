@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from kraft_audit.core.replay.state import acl_binding, token_kept
 from kraft_audit.core.rules.registry import rule
 
 # Codes of Kafka's ResourceType, PatternType, AclOperation and AclPermissionType that
@@ -165,3 +166,49 @@ def token_fields(c):
     if not problems:
         return None
     return f"delegation token {data.get('tokenId')!r} with " + "; ".join(problems)
+
+
+@rule("kraft.acl-unique", on="record", records=("ACCESS_CONTROL_ENTRY_RECORD",), scope="cluster")
+def acl_unique(c):
+    """A new ACL has an id no live ACL has, and is not a copy of a live ACL."""
+    data, state = c.event.data, c.state
+    acl_id = data.get("id")
+    if acl_id in state.acls:
+        return f"ACL id {acl_id} of a live ACL given to another ACL"
+    if acl_binding(data) in state.acl_bindings:
+        return (f"ACL {acl_id} repeats a live ACL ({data.get('principal')} {data.get('permissionType')} "
+                f"{data.get('operation')} on {data.get('resourceName')!r})")
+    return None
+
+
+@rule("kraft.removal-names-live", on="record", scope="cluster",
+      records=("REMOVE_ACCESS_CONTROL_ENTRY_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
+               "REMOVE_DELEGATION_TOKEN_RECORD"))
+def removal_names_live(c):
+    """A removal names a live ACL, SCRAM credential or delegation token."""
+    state, event = c.state, c.event
+    if state.history_from is not None:  # a partial log: what it removes may predate it
+        return None
+    data, etype = event.data, event.type
+    if etype == "REMOVE_ACCESS_CONTROL_ENTRY_RECORD":
+        if data.get("id") not in state.acls:
+            return f"removal of ACL {data.get('id')}, which no live ACL has"
+    elif etype == "REMOVE_USER_SCRAM_CREDENTIAL_RECORD":
+        if (data.get("name"), data.get("mechanism")) not in state.scram:
+            mechanism = SCRAM_MECHANISMS.get(data.get("mechanism"), (data.get("mechanism"),))[0]
+            return f"removal of the {mechanism} credential of user {data.get('name')!r}, which is not live"
+    elif data.get("tokenId") not in state.tokens:
+        return f"removal of delegation token {data.get('tokenId')!r}, which is not live"
+    return None
+
+
+@rule("kraft.token-renewal", on="record", records=("DELEGATION_TOKEN_RECORD",), scope="cluster")
+def token_renewal(c):
+    """A record for a live token is a renewal: only its expiration changes."""
+    data = c.event.data
+    before = c.state.tokens.get(data.get("tokenId"))
+    if before is None or token_kept(data) == before:
+        return None
+    names = ("owner", "requester", "renewers", "issue time", "max time")
+    changed = [n for n, old, new in zip(names, before, token_kept(data)) if old != new]
+    return f"delegation token {data.get('tokenId')!r} rewritten with another {', '.join(changed)}"

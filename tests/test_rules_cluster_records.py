@@ -176,3 +176,41 @@ def test_the_security_indexes_survive_the_stored_form():
     back = ClusterState.restored(CoreSettings(), unpack_topology(pack_topology(state.topology())), {})
     assert (back.acls, back.acl_bindings, back.scram, back.tokens) == \
         (state.acls, state.acl_bindings, state.scram, state.tokens) != ({}, set(), set(), {})
+
+
+def _broker(broker_id: int, low: int, high: int) -> dict:
+    return {"brokerId": broker_id, "brokerEpoch": 10 + broker_id, "incarnationId": uid(100 + broker_id),
+            "rack": None, "fenced": True, "endPoints": [], "logDirs": [],
+            "features": [{"name": "metadata.version", "minSupportedVersion": low, "maxSupportedVersion": high}]}
+
+
+def _controller(controller_id: int, low: int, high: int) -> dict:
+    return {"controllerId": controller_id, "incarnationId": uid(200 + controller_id), "zkMigrationReady": False,
+            "endPoints": [], "features": [{"name": "metadata.version", "minSupportedVersion": low,
+                                           "maxSupportedVersion": high}]}
+
+
+def _mv(level: int) -> tuple:
+    return ("FEATURE_LEVEL_RECORD", {"name": "metadata.version", "featureLevel": level})
+
+
+RB, RC = "REGISTER_BROKER_RECORD", "REGISTER_CONTROLLER_RECORD"
+
+
+def test_a_feature_level_is_within_every_registered_nodes_range(tmp_path):
+    kept = [[(RC, _controller(100, 1, 25))], [(RB, _broker(1, 7, 25))], [_mv(25)]]
+    assert audit_records(tmp_path / "ok", kept)[0] == []
+    findings, at = audit_records(tmp_path / "level", [[(RC, _controller(100, 1, 25))], [(RB, _broker(1, 7, 21))],
+                                                      [_mv(25)]])
+    assert findings == [("kraft.feature-level-supported", at[2])]
+    findings, at = audit_records(tmp_path / "reg", [[_mv(25)], [(RB, _broker(1, 7, 21))]])
+    assert findings == [("kraft.feature-level-supported", at[1])]
+    findings, at = audit_records(tmp_path / "ctl", [[_mv(25)], [(RC, _controller(100, 26, 30))]])
+    assert findings == [("kraft.feature-level-supported", at[1])]
+    findings, at = audit_records(tmp_path / "range", [[(RC, _controller(100, 25, 7))]])
+    assert findings == [("kraft.feature-level-supported", at[0])]
+    # an unregistered broker no longer holds the level back
+    findings, _ = audit_records(tmp_path / "gone", [[(RB, _broker(1, 7, 21))],
+                                                    [("UNREGISTER_BROKER_RECORD", {"brokerId": 1, "brokerEpoch": 11})],
+                                                    [_mv(25)]])
+    assert findings == []

@@ -125,6 +125,8 @@ class ClusterState:
         self.acl_bindings: set[tuple] = set()
         self.scram: set[tuple[str, int]] = set()  # (user, mechanism)
         self.tokens: dict[str, tuple] = {}  # token id -> what a renewal keeps
+        # ("broker" | "controller", id) -> feature -> (min, max) its registration declares
+        self.supported: dict[tuple[str, int], dict[str, tuple[int, int]]] = {}
 
     # ------------------------------------------------------------------ stored form
 
@@ -136,7 +138,7 @@ class ClusterState:
                 "brokers": [tuple([getattr(b, n) for n in Broker.__slots__]) for b in self.brokers.values()],
                 "configs": self.configs, "features": self.features, "history_from": self.history_from,
                 "next_producer_id": self.next_producer_id, "acls": self.acls, "scram": sorted(self.scram),
-                "tokens": self.tokens}
+                "tokens": self.tokens, "supported": self.supported}
 
     @classmethod
     def restored(cls, settings: CoreSettings, topology: dict, partition_blobs: dict[int, bytes]) -> ClusterState:
@@ -155,6 +157,7 @@ class ClusterState:
         state.acl_bindings = set(state.acls.values())
         state.scram = set(topology.get("scram", ()))
         state.tokens = topology.get("tokens", {})
+        state.supported = topology.get("supported", {})
         state.partitions = partition_table(partition_blobs)
         state.reconfigure(settings)
         return state
@@ -412,7 +415,17 @@ class ClusterState:
             True, before.last_shutdown if before else None, event.offset, event.timestamp_ms,
             before.last_shutdown_source if before else None, before.led_when_fenced if before else False,
             tuple(data.get("logDirs") or ()))
+        self.supported[("broker", broker_id)] = feature_ranges(data)
         return Change((), before)
+
+    def _register_controller(self, event: MetadataEvent) -> Change:
+        _check_types(event.data, controllerId=int)
+        self.supported[("controller", event.data["controllerId"])] = feature_ranges(event.data)
+        return NO_CHANGE
+
+    def _unregister_controller(self, event: MetadataEvent) -> Change:
+        self.supported.pop(("controller", event.data.get("controllerId")), None)
+        return NO_CHANGE
 
     def _known_broker(self, broker_id: int, event: MetadataEvent) -> Broker:
         if type(broker_id) is not int:
@@ -433,6 +446,7 @@ class ClusterState:
         return Change((), before)
 
     def _unregister_broker(self, event: MetadataEvent) -> Change:
+        self.supported.pop(("broker", event.data.get("brokerId")), None)
         return self._broker_update(event.data["brokerId"], event, registered=False, fenced=True)
 
     def _fence_broker(self, event: MetadataEvent) -> Change:
@@ -471,6 +485,12 @@ def _int_or(value: str | None, default: int) -> int:
         return default
 
 
+def feature_ranges(data: dict) -> dict[str, tuple[int, int]]:
+    """The feature ranges a broker or controller registration declares."""
+    return {f.get("name"): (f.get("minSupportedVersion", 0), f.get("maxSupportedVersion", 0))
+            for f in data.get("features") or ()}
+
+
 def acl_binding(data: dict) -> tuple:
     """What makes two ACLs the same (all but the id)."""
     return (data.get("resourceType"), data.get("resourceName"), data.get("patternType"), data.get("principal"),
@@ -485,6 +505,8 @@ def token_kept(data: dict) -> tuple:
 
 _HANDLERS = {
     "ACCESS_CONTROL_ENTRY_RECORD": ClusterState._acl,
+    "REGISTER_CONTROLLER_RECORD": ClusterState._register_controller,
+    "UNREGISTER_CONTROLLER_RECORD": ClusterState._unregister_controller,
     "REMOVE_ACCESS_CONTROL_ENTRY_RECORD": ClusterState._remove_acl,
     "USER_SCRAM_CREDENTIAL_RECORD": ClusterState._scram,
     "REMOVE_USER_SCRAM_CREDENTIAL_RECORD": ClusterState._remove_scram,

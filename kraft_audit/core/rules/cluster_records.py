@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from kraft_audit.core.replay.state import acl_binding, token_kept
+from kraft_audit.core.replay.state import acl_binding, feature_ranges, token_kept
 from kraft_audit.core.rules.registry import rule
 
 # Codes of Kafka's ResourceType, PatternType, AclOperation and AclPermissionType that
@@ -212,3 +212,36 @@ def token_renewal(c):
     names = ("owner", "requester", "renewers", "issue time", "max time")
     changed = [n for n, old, new in zip(names, before, token_kept(data)) if old != new]
     return f"delegation token {data.get('tokenId')!r} rewritten with another {', '.join(changed)}"
+
+
+def _node(key: tuple[str, int]) -> str:
+    return f"{key[0]} {key[1]}"
+
+
+@rule("kraft.feature-level-supported", on="record", scope="cluster",
+      records=("FEATURE_LEVEL_RECORD", "REGISTER_BROKER_RECORD", "REGISTER_CONTROLLER_RECORD"))
+def feature_level_supported(c):
+    """Every finalized feature level is within the range each registered broker and
+    controller declares for that feature, and every declared range has min <= max."""
+    event, state = c.event, c.state
+    data = event.data
+    if event.type == "FEATURE_LEVEL_RECORD":
+        name, level = data.get("name"), data.get("featureLevel")
+        if type(level) is not int or level <= 0:  # 0 turns the feature off
+            return None
+        for key, ranges in state.supported.items():
+            low, high = ranges.get(name, (None, None))
+            if low is not None and not low <= level <= high:
+                return f"{name} finalized at level {level}, outside {_node(key)}'s supported range {low}..{high}"
+        return None
+    key = ("broker", data.get("brokerId")) if event.type == "REGISTER_BROKER_RECORD" else \
+        ("controller", data.get("controllerId"))
+    ranges = feature_ranges(data)
+    for name, (low, high) in ranges.items():
+        if low > high:
+            return f"{_node(key)} registered with feature {name} range {low}..{high}, min above max"
+    for name, level in state.features.items():
+        low, high = ranges.get(name, (None, None))
+        if low is not None and level > 0 and not low <= level <= high:
+            return f"{_node(key)} registered supporting {name} {low}..{high}, not its finalized level {level}"
+    return None

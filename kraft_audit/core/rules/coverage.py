@@ -32,7 +32,7 @@ CONDITIONS_MOVED = {
 
 # What replay does with each type (context for the rules), and what is not judged yet.
 USE = {
-    "REGISTER_BROKER_RECORD": "broker epoch, incarnation, fenced, directories online",
+    "REGISTER_BROKER_RECORD": "broker epoch, incarnation, fenced, directories online, features supported",
     "UNREGISTER_BROKER_RECORD": "the broker leaves",
     "TOPIC_RECORD": "topic names and ids",
     "PARTITION_RECORD": "a partition created, or loaded from a snapshot",
@@ -56,9 +56,9 @@ USE = {
     "END_TRANSACTION_RECORD": "it ends",
     "ABORT_TRANSACTION_RECORD": "it ends (aborted)",
     "REMOVE_DELEGATION_TOKEN_RECORD": "the token leaves; it was live",
-    "REGISTER_CONTROLLER_RECORD": "counted, not judged",
+    "REGISTER_CONTROLLER_RECORD": "the features it supports",
     "CLEAR_ELR_RECORD": "ELR and LastKnownElr cleared for a topic or all",
-    "UNREGISTER_CONTROLLER_RECORD": "counted, not judged",
+    "UNREGISTER_CONTROLLER_RECORD": "its features no longer count",
     "LEADER_CHANGE": "the active controller",
     "SNAPSHOT_HEADER": "where a snapshot's records belong (its last contained time)",
     "SNAPSHOT_FOOTER": "counted",

@@ -126,6 +126,13 @@ class ClusterState:
         # kip966.subset-of-replicas's finding. Not stored: built from the table on first use
         # (also after a restore), then kept up to date by every partition write.
         self._by_broker: dict[int, set[PartitionKey]] | None = None
+        # Security records, for the rules on their ids and removals (bucket 0 only sees them)
+        self.acls: dict[str, tuple] = {}  # ACL id -> its binding
+        self.acl_bindings: set[tuple] = set()
+        self.scram: set[tuple[str, int]] = set()  # (user, mechanism)
+        self.tokens: dict[str, tuple] = {}  # token id -> what a renewal keeps
+        # ("broker" | "controller", id) -> feature -> (min, max) its registration declares
+        self.supported: dict[tuple[str, int], dict[str, tuple[int, int]]] = {}
 
     # ------------------------------------------------------------------ stored form
 
@@ -136,7 +143,8 @@ class ClusterState:
                 "topic_partitions": self.topic_partitions,
                 "brokers": [tuple([getattr(b, n) for n in Broker.__slots__]) for b in self.brokers.values()],
                 "configs": self.configs, "features": self.features, "history_from": self.history_from,
-                "next_producer_id": self.next_producer_id}
+                "next_producer_id": self.next_producer_id, "acls": self.acls, "scram": sorted(self.scram),
+                "tokens": self.tokens, "supported": self.supported}
 
     @classmethod
     def restored(cls, settings: CoreSettings, topology: dict, partition_blobs: dict[int, bytes]) -> ClusterState:
@@ -151,6 +159,11 @@ class ClusterState:
         state.features = topology["features"]
         state.history_from = topology["history_from"]
         state.next_producer_id = topology.get("next_producer_id")
+        state.acls = topology.get("acls", {})
+        state.acl_bindings = set(state.acls.values())
+        state.scram = set(topology.get("scram", ()))
+        state.tokens = topology.get("tokens", {})
+        state.supported = topology.get("supported", {})
         state.partitions = partition_table(partition_blobs)
         state.reconfigure(settings)
         return state
@@ -405,6 +418,32 @@ class ClusterState:
         self.next_producer_id = event.data["nextProducerId"]
         return NO_CHANGE
 
+    def _acl(self, event: MetadataEvent) -> Change:
+        binding = acl_binding(event.data)
+        self.acls[event.data["id"]] = binding
+        self.acl_bindings.add(binding)
+        return NO_CHANGE
+
+    def _remove_acl(self, event: MetadataEvent) -> Change:
+        self.acl_bindings.discard(self.acls.pop(event.data["id"], None))
+        return NO_CHANGE
+
+    def _scram(self, event: MetadataEvent) -> Change:
+        self.scram.add((event.data["name"], event.data["mechanism"]))
+        return NO_CHANGE
+
+    def _remove_scram(self, event: MetadataEvent) -> Change:
+        self.scram.discard((event.data["name"], event.data["mechanism"]))
+        return NO_CHANGE
+
+    def _token(self, event: MetadataEvent) -> Change:
+        self.tokens[event.data["tokenId"]] = token_kept(event.data)
+        return NO_CHANGE
+
+    def _remove_token(self, event: MetadataEvent) -> Change:
+        self.tokens.pop(event.data["tokenId"], None)
+        return NO_CHANGE
+
     def _register_broker(self, event: MetadataEvent) -> Change:
         data = event.data
         _check_types(data, brokerId=int)
@@ -416,7 +455,17 @@ class ClusterState:
             True, before.last_shutdown if before else None, event.offset, event.timestamp_ms,
             before.last_shutdown_source if before else None, before.led_when_fenced if before else False,
             tuple(data.get("logDirs") or ()))
+        self.supported[("broker", broker_id)] = feature_ranges(data)
         return Change((), before)
+
+    def _register_controller(self, event: MetadataEvent) -> Change:
+        _check_types(event.data, controllerId=int)
+        self.supported[("controller", event.data["controllerId"])] = feature_ranges(event.data)
+        return NO_CHANGE
+
+    def _unregister_controller(self, event: MetadataEvent) -> Change:
+        self.supported.pop(("controller", event.data.get("controllerId")), None)
+        return NO_CHANGE
 
     def _known_broker(self, broker_id: int, event: MetadataEvent) -> Broker:
         if type(broker_id) is not int:
@@ -437,6 +486,7 @@ class ClusterState:
         return Change((), before)
 
     def _unregister_broker(self, event: MetadataEvent) -> Change:
+        self.supported.pop(("broker", event.data.get("brokerId")), None)
         return self._broker_update(event.data["brokerId"], event, registered=False, fenced=True)
 
     def _fence_broker(self, event: MetadataEvent) -> Change:
@@ -484,7 +534,33 @@ def _int_or(value: str | None, default: int) -> int:
         return default
 
 
+def feature_ranges(data: dict) -> dict[str, tuple[int, int]]:
+    """The feature ranges a broker or controller registration declares."""
+    return {f.get("name"): (f.get("minSupportedVersion", 0), f.get("maxSupportedVersion", 0))
+            for f in data.get("features") or ()}
+
+
+def acl_binding(data: dict) -> tuple:
+    """What makes two ACLs the same (all but the id)."""
+    return (data.get("resourceType"), data.get("resourceName"), data.get("patternType"), data.get("principal"),
+            data.get("host"), data.get("operation"), data.get("permissionType"))
+
+
+def token_kept(data: dict) -> tuple:
+    """The fields of a delegation token that a renewal leaves as they are."""
+    return (data.get("owner"), data.get("requester"), tuple(data.get("renewers") or ()),
+            data.get("issueTimestamp"), data.get("maxTimestamp"))
+
+
 _HANDLERS = {
+    "ACCESS_CONTROL_ENTRY_RECORD": ClusterState._acl,
+    "REGISTER_CONTROLLER_RECORD": ClusterState._register_controller,
+    "UNREGISTER_CONTROLLER_RECORD": ClusterState._unregister_controller,
+    "REMOVE_ACCESS_CONTROL_ENTRY_RECORD": ClusterState._remove_acl,
+    "USER_SCRAM_CREDENTIAL_RECORD": ClusterState._scram,
+    "REMOVE_USER_SCRAM_CREDENTIAL_RECORD": ClusterState._remove_scram,
+    "DELEGATION_TOKEN_RECORD": ClusterState._token,
+    "REMOVE_DELEGATION_TOKEN_RECORD": ClusterState._remove_token,
     "PARTITION_RECORD": ClusterState._partition_record,
     "PARTITION_CHANGE_RECORD": ClusterState._partition_change,
     "CLEAR_ELR_RECORD": ClusterState._clear_elr,

@@ -1,0 +1,247 @@
+"""Invariants of the cluster records the partition rules never read: ACLs, SCRAM
+credentials, client quotas and delegation tokens. Each field holds what the controller
+validates before it writes the record, so a value outside it means the controller skipped
+its validation (or the log was changed after it wrote it).
+
+They are stateless field checks, judged before the record is applied (`on="record"`), at a
+cost of a few dict reads per record; these records go to bucket 0 of the Spark shell only.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kraft_audit.core.replay.state import acl_binding, feature_ranges, token_kept
+from kraft_audit.core.rules.registry import rule
+
+# Codes of Kafka's ResourceType, PatternType, AclOperation and AclPermissionType that
+# only a filter may hold: a stored ACL names one concrete value
+_RESOURCE_FILTER_ONLY = {0: "UNKNOWN", 1: "ANY"}
+_PATTERN_STORED = {3: "LITERAL", 4: "PREFIXED"}
+_OPERATION_FILTER_ONLY = {0: "UNKNOWN", 1: "ANY"}
+_PERMISSION_STORED = {2: "DENY", 3: "ALLOW"}
+_CLUSTER_RESOURCE = 4
+CLUSTER_NAME = "kafka-cluster"
+
+
+def _principal_problem(principal) -> str | None:
+    """Kafka parses a principal as Type:name and refuses one without the colon."""
+    if not isinstance(principal, str) or ":" not in principal or principal.startswith(":"):
+        return f"principal {principal!r} is not of the form Type:name"
+    return None
+
+
+@rule("kraft.acl-fields", on="record", records=("ACCESS_CONTROL_ENTRY_RECORD",), scope="cluster")
+def acl_fields(c):
+    """A stored ACL names one concrete resource type, pattern, operation and permission,
+    a non-empty resource name (kafka-cluster for the cluster), a Type:name principal and a
+    host."""
+    data = c.event.data
+    problems = []
+    resource, pattern = data.get("resourceType"), data.get("patternType")
+    operation, permission = data.get("operation"), data.get("permissionType")
+    if type(resource) is int and (resource in _RESOURCE_FILTER_ONLY or resource < 0):
+        problems.append(f"resource type {_RESOURCE_FILTER_ONLY.get(resource, resource)}")
+    if type(pattern) is int and pattern not in _PATTERN_STORED:
+        problems.append(f"pattern type {pattern} (a stored ACL is LITERAL or PREFIXED)")
+    if type(operation) is int and (operation in _OPERATION_FILTER_ONLY or operation < 0):
+        problems.append(f"operation {_OPERATION_FILTER_ONLY.get(operation, operation)}")
+    if type(permission) is int and permission not in _PERMISSION_STORED:
+        problems.append(f"permission type {permission} (a stored ACL is DENY or ALLOW)")
+    name = data.get("resourceName")
+    if isinstance(name, str):
+        if name == "":
+            problems.append("an empty resource name")
+        elif resource == _CLUSTER_RESOURCE and name != CLUSTER_NAME:
+            problems.append(f"cluster resource named {name!r}, not {CLUSTER_NAME!r}")
+    bad = _principal_problem(data.get("principal", ""))
+    if bad:
+        problems.append(bad)
+    if data.get("host") in (None, ""):
+        problems.append("no host")
+    if not problems:
+        return None
+    return f"ACL {data.get('id')} stored with " + "; ".join(problems)
+
+
+# Kafka's ScramMechanism: code -> (name, digest length in bytes); iterations 4096..16384
+SCRAM_MECHANISMS = {1: ("SCRAM-SHA-256", 32), 2: ("SCRAM-SHA-512", 64)}
+SCRAM_MIN_ITERATIONS, SCRAM_MAX_ITERATIONS = 4096, 16384
+
+
+def _key_length(value) -> int | None:
+    """Bytes fields decode as base64 text: their length without decoding them."""
+    if isinstance(value, str) and len(value) % 4 == 0:
+        return len(value) // 4 * 3 - len(value) + len(value.rstrip("="))
+    if isinstance(value, (bytes, bytearray)):
+        return len(value)
+    return None
+
+
+@rule("kraft.scram-fields", on="record",
+      records=("USER_SCRAM_CREDENTIAL_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD"), scope="cluster")
+def scram_fields(c):
+    """A SCRAM credential names a user and a known mechanism, its iterations are within
+    the mechanism's bounds and its keys are as long as the mechanism's digest."""
+    data = c.event.data
+    user, mechanism = data.get("name"), data.get("mechanism")
+    problems = []
+    if user == "":
+        problems.append("an empty user name")
+    known = SCRAM_MECHANISMS.get(mechanism)
+    if type(mechanism) is int and known is None:
+        problems.append(f"unknown mechanism {mechanism}")
+    if c.event.type == "USER_SCRAM_CREDENTIAL_RECORD":
+        iterations = data.get("iterations")
+        if type(iterations) is int and not SCRAM_MIN_ITERATIONS <= iterations <= SCRAM_MAX_ITERATIONS:
+            problems.append(f"{iterations} iterations, outside {SCRAM_MIN_ITERATIONS}..{SCRAM_MAX_ITERATIONS}")
+        if known is not None:
+            for field in ("storedKey", "serverKey"):
+                length = _key_length(data.get(field))
+                if length is not None and length != known[1]:
+                    problems.append(f"a {length}-byte {field} ({known[0]} digests are {known[1]} bytes)")
+        if _key_length(data.get("salt")) == 0:
+            problems.append("an empty salt")
+    if not problems:
+        return None
+    return f"SCRAM credential of user {user!r} with " + "; ".join(problems)
+
+
+# Kafka's client quota keys per entity kind, and whether the value is integral
+_CLIENT_KEYS = {"producer_byte_rate": True, "consumer_byte_rate": True,
+                "request_percentage": False, "controller_mutation_rate": False}
+_IP_KEYS = {"connection_creation_rate": True}
+_ENTITY_TYPES = ("user", "client-id", "ip")
+
+
+@rule("kraft.quota-fields", on="record", records=("CLIENT_QUOTA_RECORD",), scope="cluster")
+def quota_fields(c):
+    """A client quota's entity is a user, a client id, both, or an IP address; its key is a
+    quota of that entity; a value set (not removed) is positive, finite, and whole for the
+    integral quotas."""
+    data = c.event.data
+    entity = data.get("entity")
+    if not isinstance(entity, list):
+        return None
+    types = []
+    for part in entity:
+        kind, name = part.get("entityType"), part.get("entityName")
+        if kind not in _ENTITY_TYPES:
+            return f"client quota entity type {kind!r} is none of {', '.join(_ENTITY_TYPES)}"
+        if name == "":
+            return f"client quota entity {kind} with an empty name (the default entity has none)"
+        types.append(kind)
+    if not types or len(set(types)) != len(types) or ("ip" in types and len(types) > 1):
+        return f"client quota entity {types} is not a user, a client id, both, or an IP address"
+    keys = _IP_KEYS if "ip" in types else _CLIENT_KEYS
+    key = data.get("key")
+    if key not in keys:
+        return f"client quota key {key!r} is not a quota of entity {'+'.join(types)}"
+    value = data.get("value")
+    if data.get("remove") or not isinstance(value, float):
+        return None
+    if not math.isfinite(value) or value <= 0:
+        return f"client quota {key} of {'+'.join(types)} set to {value}, not a positive finite value"
+    if keys[key] and value != int(value):
+        return f"client quota {key} of {'+'.join(types)} set to {value}, not a whole number"
+    return None
+
+
+@rule("kraft.token-fields", on="record", records=("DELEGATION_TOKEN_RECORD",), scope="cluster")
+def token_fields(c):
+    """A delegation token has an id, Type:name owner and requester, and times in order:
+    issued <= expires <= its max lifetime."""
+    data = c.event.data
+    problems = []
+    if data.get("tokenId") == "":
+        problems.append("an empty token id")
+    for field in ("owner", "requester"):
+        if field in data:
+            bad = _principal_problem(data[field])
+            if bad:
+                problems.append(f"{field} {bad}")
+    issued, expires, most = (data.get(k) for k in ("issueTimestamp", "expirationTimestamp", "maxTimestamp"))
+    if type(issued) is int and type(expires) is int and type(most) is int and not issued <= expires <= most:
+        problems.append(f"issue {issued}, expiration {expires} and max {most} timestamps out of order")
+    if not problems:
+        return None
+    return f"delegation token {data.get('tokenId')!r} with " + "; ".join(problems)
+
+
+@rule("kraft.acl-unique", on="record", records=("ACCESS_CONTROL_ENTRY_RECORD",), scope="cluster")
+def acl_unique(c):
+    """A new ACL has an id no live ACL has, and is not a copy of a live ACL."""
+    data, state = c.event.data, c.state
+    acl_id = data.get("id")
+    if acl_id in state.acls:
+        return f"ACL id {acl_id} of a live ACL given to another ACL"
+    if acl_binding(data) in state.acl_bindings:
+        return (f"ACL {acl_id} repeats a live ACL ({data.get('principal')} {data.get('permissionType')} "
+                f"{data.get('operation')} on {data.get('resourceName')!r})")
+    return None
+
+
+@rule("kraft.removal-names-live", on="record", scope="cluster",
+      records=("REMOVE_ACCESS_CONTROL_ENTRY_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
+               "REMOVE_DELEGATION_TOKEN_RECORD"))
+def removal_names_live(c):
+    """A removal names a live ACL, SCRAM credential or delegation token."""
+    state, event = c.state, c.event
+    if state.history_from is not None:  # a partial log: what it removes may predate it
+        return None
+    data, etype = event.data, event.type
+    if etype == "REMOVE_ACCESS_CONTROL_ENTRY_RECORD":
+        if data.get("id") not in state.acls:
+            return f"removal of ACL {data.get('id')}, which no live ACL has"
+    elif etype == "REMOVE_USER_SCRAM_CREDENTIAL_RECORD":
+        if (data.get("name"), data.get("mechanism")) not in state.scram:
+            mechanism = SCRAM_MECHANISMS.get(data.get("mechanism"), (data.get("mechanism"),))[0]
+            return f"removal of the {mechanism} credential of user {data.get('name')!r}, which is not live"
+    elif data.get("tokenId") not in state.tokens:
+        return f"removal of delegation token {data.get('tokenId')!r}, which is not live"
+    return None
+
+
+@rule("kraft.token-renewal", on="record", records=("DELEGATION_TOKEN_RECORD",), scope="cluster")
+def token_renewal(c):
+    """A record for a live token is a renewal: only its expiration changes."""
+    data = c.event.data
+    before = c.state.tokens.get(data.get("tokenId"))
+    if before is None or token_kept(data) == before:
+        return None
+    names = ("owner", "requester", "renewers", "issue time", "max time")
+    changed = [n for n, old, new in zip(names, before, token_kept(data)) if old != new]
+    return f"delegation token {data.get('tokenId')!r} rewritten with another {', '.join(changed)}"
+
+
+def _node(key: tuple[str, int]) -> str:
+    return f"{key[0]} {key[1]}"
+
+
+@rule("kraft.feature-level-supported", on="record", scope="cluster",
+      records=("FEATURE_LEVEL_RECORD", "REGISTER_BROKER_RECORD", "REGISTER_CONTROLLER_RECORD"))
+def feature_level_supported(c):
+    """Every finalized feature level is within the range each registered broker and
+    controller declares for that feature, and every declared range has min <= max."""
+    event, state = c.event, c.state
+    data = event.data
+    if event.type == "FEATURE_LEVEL_RECORD":
+        name, level = data.get("name"), data.get("featureLevel")
+        if type(level) is not int or level <= 0:  # 0 turns the feature off
+            return None
+        for key, ranges in state.supported.items():
+            low, high = ranges.get(name, (None, None))
+            if low is not None and not low <= level <= high:
+                return f"{name} finalized at level {level}, outside {_node(key)}'s supported range {low}..{high}"
+        return None
+    key = ("broker", data.get("brokerId")) if event.type == "REGISTER_BROKER_RECORD" else \
+        ("controller", data.get("controllerId"))
+    ranges = feature_ranges(data)
+    for name, (low, high) in ranges.items():
+        if low > high:
+            return f"{_node(key)} registered with feature {name} range {low}..{high}, min above max"
+    for name, level in state.features.items():
+        low, high = ranges.get(name, (None, None))
+        if low is not None and level > 0 and not low <= level <= high:
+            return f"{_node(key)} registered supporting {name} {low}..{high}, not its finalized level {level}"
+    return None

@@ -11,6 +11,9 @@ stages (Python → JVM, shuffle, state store, outputs to the driver, sinks) are
 the whole `run --once` minus these: bench_side_by_side.py times it.
 
     python bench/bench_spark_stages.py [--partitions 100000 --changes 300000] [--buckets 8]
+
+Each log is profiled twice: with a row per NoOp (as before the sources packed
+them) and as the sources send them now.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ def wrap(module, name: str, label: str) -> None:
     setattr(module, name, timed)
 
 
-def profile(log: Path, buckets: int, max_records: int) -> dict[str, float]:
+def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dict[str, float]:
     import pandas as pd
     import pyarrow as pa
     from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
@@ -59,7 +62,12 @@ def profile(log: Path, buckets: int, max_records: int) -> dict[str, float]:
     from kraft_audit.spark.source import KraftLogStreamReader, LogRangePartition
     from kraft_audit.testing.operator_calls import target_buckets
 
+    from kraft_audit.spark import event_rows
+
     TIMES.clear()
+    packed = event_rows.to_record_batch
+    if not pack:  # as before the sources packed NoOps: one row each
+        event_rows.to_record_batch = lambda items, pack_noops=False: packed(items)
     wrap(op, "events_from_pandas", "group: pandas rows -> core objects (JSON parse)")
     wrap(op, "encode_output", "group: output rows -> Arrow IPC")
     wrap(op, "save", "group: state row (snapshot, pickle)")
@@ -110,6 +118,7 @@ def profile(log: Path, buckets: int, max_records: int) -> dict[str, float]:
                 assert isinstance(out[0], pd.DataFrame)
     finally:
         core_audit.Auditor.process = process
+        event_rows.to_record_batch = packed
     result = dict(TIMES)
     result["records"] = records
     result["micro-batches"] = batches
@@ -131,13 +140,16 @@ def main(argv: list[str] | None = None) -> int:
         for name, (log, n) in logs.items():
             if args.only and not name.lower().startswith(args.only):
                 continue
-            figures = profile(log, args.buckets, args.max_records)
-            print(f"\n{name}: {n:,} records, {figures.pop('micro-batches')} micro-batches, "
-                  f"{args.buckets} buckets; CPU seconds")
-            records = figures.pop("records")
-            for what, sec in figures.items():
-                print(f"  {what:<72} {sec:8.2f}")
-            print(f"  {'(event rows through the operator)':<72} {records:8,}")
+            rows = profile(log, args.buckets, args.max_records, pack=False)
+            packed = profile(log, args.buckets, args.max_records, pack=True)
+            print(f"\n{name}: {n:,} records, {packed.pop('micro-batches')} micro-batches, "
+                  f"{args.buckets} buckets; CPU seconds, a row per NoOp -> NoOps packed")
+            rows.pop("micro-batches")
+            for what in packed:
+                if what == "records":
+                    print(f"  {'event rows through the operator':<72} {rows[what]:8,} -> {packed[what]:,}")
+                else:
+                    print(f"  {what:<72} {rows.get(what, 0):8.2f} -> {packed[what]:.2f}")
     return 0
 
 

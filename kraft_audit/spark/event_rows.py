@@ -12,7 +12,8 @@ the streaming state. `raw` keeps the bytes of records we could not decode
 
 Quarantined input travels in the same stream (kind "quarantine", the reason in
 `data_json`) so the counts of what came in and what was judged or quarantined
-balance in one place.
+balance in one place. The sources send most NoOpRecords as one row of their
+offsets (kind "noops", `NOOP_OFFSETS`; see `to_record_batch`).
 """
 
 from __future__ import annotations

@@ -44,14 +44,15 @@ def simulated_inputs(out):
     return result, log, side
 
 
-def frame(items) -> pd.DataFrame:
-    return event_rows.to_record_batch(items).to_pandas()
+def frame(items, pack: bool = False) -> pd.DataFrame:
+    return event_rows.to_record_batch(items, pack_noops=pack).to_pandas()
 
 
-def run_buckets(micro_batches, buckets, audit, cold=False):
+def run_buckets(micro_batches, buckets, audit, cold=False, pack=False):
     """Feed each micro-batch to every (cluster, bucket) group it touches, like
     applyInPandasWithState; returns output rows by table. cold: forget the live
-    auditors before every call, as a fresh worker or a restart would."""
+    auditors before every call, as a fresh worker or a restart would. pack: each
+    chunk's NoOps but the newest as one row, as the sources send them."""
     states: dict[tuple, tuple] = {}
     out = defaultdict(list)
     for items in micro_batches:
@@ -65,7 +66,7 @@ def run_buckets(micro_batches, buckets, audit, cold=False):
             if cold:
                 op._LIVE.clear()
             half = len(group) // 2  # two pandas chunks, shuffled: the function must re-sort
-            chunks = [frame(group[half:]), frame(group[:half])]
+            chunks = [frame(group[half:], pack), frame(group[:half], pack)]
             for result in op.audit_group(key, iter(chunks), state, audit):
                 for t, rows in decode_output(result["table"], result["rows"]).items():
                     out[t].extend(rows)
@@ -85,11 +86,12 @@ def assert_counts_balance(stats):
             s["applied"] + s["duplicates"] + s["quarantined"], s
 
 
-def test_redelivered_micro_batch_counts_as_duplicates_in_every_bucket(sim):
+@pytest.mark.parametrize("pack", [False, True], ids=["noop-rows", "noops-packed"])
+def test_redelivered_micro_batch_counts_as_duplicates_in_every_bucket(sim, pack):
     _result, log, _side = sim
     audit = op.OperatorConfig(buckets=4, timeout_ms=0)
     first = [e for e in log if e.offset <= log[len(log) // 2].batch_last_offset]
-    out, _ = run_buckets([first, first], 4, audit)  # the same micro-batch again after a crash
+    out, _ = run_buckets([first, first], 4, audit, pack=pack)  # the same micro-batch again after a crash
     assert_counts_balance(out["stats"])
     calls = len(out["stats"]) // 2
     replayed = out["stats"][calls:]
@@ -127,7 +129,8 @@ def _with_copies(log, batch_ends):
     return out + pending
 
 
-def test_a_batch_delivered_twice_in_one_micro_batch_is_a_duplicate_noops_included(sim):
+@pytest.mark.parametrize("pack", [False, True], ids=["noop-rows", "noops-packed"])
+def test_a_batch_delivered_twice_in_one_micro_batch_is_a_duplicate_noops_included(sim, pack):
     _result, log, _side = sim
     records = [e for e in log if isinstance(e, MetadataEvent)]
     noop_ends = sorted({e.batch_last_offset for e in records if e.type == "NO_OP_RECORD"})
@@ -137,7 +140,7 @@ def test_a_batch_delivered_twice_in_one_micro_batch_is_a_duplicate_noops_include
     assert any(e.type == "NO_OP_RECORD" for e in copies) and any(e.type != "NO_OP_RECORD" for e in copies)
     for buckets in (1, 4):
         audit = op.OperatorConfig(buckets=buckets, timeout_ms=0)
-        out, _ = run_buckets([_with_copies(log, twice)], buckets, audit)
+        out, _ = run_buckets([_with_copies(log, twice)], buckets, audit, pack=pack)
         assert_counts_balance(out["stats"])
         total = {k: sum(s[k] for s in out["stats"]) for k in ("records", "applied", "duplicates")}
         assert total == {"records": len(records) + len(copies), "applied": len(records),
@@ -145,7 +148,8 @@ def test_a_batch_delivered_twice_in_one_micro_batch_is_a_duplicate_noops_include
         assert not out["quarantine"]  # a copy is no "log going backwards"
 
 
-def test_copies_split_across_micro_batches_are_duplicates(sim):
+@pytest.mark.parametrize("pack", [False, True], ids=["noop-rows", "noops-packed"])
+def test_copies_split_across_micro_batches_are_duplicates(sim, pack):
     """The copies of the last batches of one micro-batch come at the start of the next."""
     _result, log, _side = sim
     records = [e for e in log if isinstance(e, MetadataEvent)]
@@ -155,7 +159,7 @@ def test_copies_split_across_micro_batches_are_duplicates(sim):
     assert any(e.type == "NO_OP_RECORD" for e in again)
     rest = again + [e for e in log if e.offset > cut]
     audit = op.OperatorConfig(buckets=4, timeout_ms=0)
-    out, _ = run_buckets([first, rest], 4, audit)
+    out, _ = run_buckets([first, rest], 4, audit, pack=pack)
     assert_counts_balance(out["stats"])
     assert sum(s["duplicates"] for s in out["stats"]) == len(again)
     assert sum(s["applied"] for s in out["stats"]) == len(records)
@@ -250,7 +254,8 @@ def test_quarantined_rows_pass_through_bucket_zero_with_their_reason():
                     "reason": "CRC mismatch", "raw": b"\x01\x02"}]
 
 
-def test_noops_are_thinned_but_counted(tmp_path):
+@pytest.mark.parametrize("pack", [False, True], ids=["noop-rows", "noops-packed"])
+def test_noops_are_thinned_but_counted(tmp_path, pack):
     from kraft_audit.core.codec.logdir import LogDirWriter
 
     w = LogDirWriter(tmp_path, "c")
@@ -259,8 +264,10 @@ def test_noops_are_thinned_but_counted(tmp_path):
     w.close()
     events = [e for e in read_log_dir(tmp_path)]
     state = new_state()
-    result = next(op.audit_group(("c", 0), iter([frame(events[3:]), frame(events[:3])]), state,
-                                 op.OperatorConfig(buckets=2)))
+    chunks = [frame(events[3:], pack), frame(events[:3], pack)]
+    if pack:  # each chunk: its newest NoOp and one row for the others
+        assert [len(c) for c in chunks] == [2, 2] and set(chunks[0]["type"]) == {"NO_OP_RECORD", "NOOP_OFFSETS"}
+    result = next(op.audit_group(("c", 0), iter(chunks), state, op.OperatorConfig(buckets=2)))
     stats = decode_output(result["table"], result["rows"])["stats"][0]
     assert (stats["records"], stats["applied"], stats["min_offset"], stats["max_offset"]) == (6, 6, 0, 5)
     auditor, _, _ = op.resume_bucket(op.OperatorConfig(buckets=2), "c", 0, state.get)
@@ -360,3 +367,28 @@ def test_state_of_an_older_version_is_refused_with_a_clear_error():
     for old in (1, 2):  # 2: the core's objects pickled (before its stored form of plain data)
         with pytest.raises(StoredFormatError, match="new checkpoint location"):
             op.resume_bucket(op.OperatorConfig(buckets=2), "c", 0, (old, b"old auditor", b""))
+
+
+def test_packed_noops_shipped_twice_are_duplicates_once_each(tmp_path):
+    """The same NoOps packed in two chunks (a batch shipped twice), and one of them also
+    sent as a row: each copy after the first is a duplicate, the counts balance."""
+    from kraft_audit.core.codec.logdir import LogDirWriter
+
+    w = LogDirWriter(tmp_path, "c")
+    for i in range(8):
+        w.append([("NO_OP_RECORD", 0, {})], 1000 + i)
+    w.close()
+    events = list(read_log_dir(tmp_path))
+    chunks = [frame(events[:5], True), frame(events[2:6], True), frame(events[6:], True)]
+    result = next(op.audit_group(("c", 0), iter(chunks), new_state(), op.OperatorConfig(buckets=1)))
+    stats = decode_output(result["table"], result["rows"])["stats"]
+    assert_counts_balance(stats)
+    (s,) = stats
+    assert (s["records"], s["applied"], s["duplicates"]) == (11, 8, 3)
+    assert (s["min_offset"], s["max_offset"]) == (0, 7)
+
+
+def test_a_noop_offsets_row_goes_to_bucket_zero_only():
+    row = event_rows.noop_offsets_row("c", "00000000000000000000.log", [1, 2, 3])
+    assert target_buckets(row["type"], row["topic_id"], row["partition_id"], 8) == [0]
+    assert event_rows.noop_offsets(row["raw"]).tolist() == [1, 2, 3]

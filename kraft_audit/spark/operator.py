@@ -50,6 +50,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -94,6 +95,7 @@ BUCKET0_ONLY_TYPES = (
     "UNKNOWN_RECORD",
     SNAPSHOT_COMPARISON,  # judged by a cluster-scoped rule
     event_rows.QUARANTINED_TYPE,
+    event_rows.NOOP_OFFSETS,
 )
 # Rows that are log records (they carry a log offset): the rest are side inputs,
 # the readers' quarantine rows and markers.
@@ -230,6 +232,30 @@ def _thin_noops(pdf: pd.DataFrame) -> tuple[pd.DataFrame, list[int]]:
     offsets = pdf["offset"].to_numpy()
     drop = noop & (offsets != offsets[noop].max())
     return pdf[~drop], offsets[drop].tolist()
+
+
+def _split_packed(pdf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the event rows, the NOOP_OFFSETS rows a source sent for the NoOps it packed)."""
+    if pdf.empty:
+        return pdf, pdf
+    packed = (pdf["kind"] == event_rows.KIND_NOOPS).to_numpy()
+    if not packed.any():
+        return pdf, pdf.iloc[:0]
+    return pdf[~packed].reset_index(drop=True), pdf[packed]
+
+
+def _packed_noops(packed: pd.DataFrame, pdf: pd.DataFrame) -> tuple[list[int], int, int]:
+    """(offsets of the packed NoOps new in this call, copies among them, NoOps packed):
+    a packed offset seen twice, or also sent as a NoOp row, is a copy, as
+    `_drop_repeats` counts copies of rows."""
+    if packed.empty:
+        return [], 0, 0
+    offsets = np.concatenate([event_rows.noop_offsets(r) for r in packed["raw"]])
+    unique = np.unique(offsets)
+    rows = pdf[(pdf["type"] == "NO_OP_RECORD").to_numpy() & (pdf["offset"].to_numpy() >= 0)
+               & ~pdf["source"].astype(str).str.endswith(".checkpoint").to_numpy()]
+    fresh = unique[~np.isin(unique, rows["offset"].to_numpy())]
+    return fresh.tolist(), len(offsets) - len(fresh), len(offsets)
 
 
 def is_side_input(item) -> bool:
@@ -375,8 +401,11 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
     cluster_id, bucket = str(key[0]), int(key[1])
     auditor, held, rebuilt = resume_bucket(audit, cluster_id, bucket, state.get if state.exists else None)
     timed_out = bool(state.hasTimedOut)
-    pdf, repeats = _drop_repeats(_log_order(_frames(pdfs)))
+    pdf, packed = _split_packed(_frames(pdfs))
+    pdf, repeats = _drop_repeats(_log_order(pdf))
+    packed_fresh, packed_repeats, packed_in = _packed_noops(packed, pdf)
     pdf, dropped_noops = _thin_noops(pdf)
+    dropped_noops += packed_fresh
     events = events_from_pandas(pdf)
     log_caught_up = any(getattr(e, "kind", None) == event_rows.KIND_MARKER for e in events)
     events = [e for e in events if getattr(e, "kind", None) != event_rows.KIND_MARKER]
@@ -415,20 +444,20 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
 
     owned_records = [e for e in records if isinstance(e, MetadataEvent) and owns(e)]
     unreadable = sum(1 for e in records if isinstance(e, Quarantined)) if bucket == 0 else 0
-    repeated = [int(o) for o, t, tid, pid in zip(repeats["offset"], repeats["type"], repeats["topic_id"],
-                                                 repeats["partition_id"])
-                if bucket == 0 or is_partition_scoped(t, tid, pid)]
+    repeated = packed_repeats + sum(1 for t, tid, pid in zip(repeats["type"], repeats["topic_id"],
+                                                             repeats["partition_id"])
+                                    if bucket == 0 or is_partition_scoped(t, tid, pid))
     side_taken = len(side) + held_before - len(held) if bucket == 0 else 0
     # Quarantine rows: outside bucket 0 the core reports only its own partition records.
     quarantined = len(out.quarantined)
     if bucket == 0:  # NoOps dropped before the core are counted as it would have
         noop_duplicates = sum(1 for o in dropped_noops if o <= last_applied_before)
         applied = out.applied + len(dropped_noops) - noop_duplicates
-        duplicates = out.duplicates + noop_duplicates + len(repeated)
+        duplicates = out.duplicates + noop_duplicates + repeated
     else:  # the core's counts include the copies of shared records: count the bucket's own
         duplicates = sum(1 for e in owned_records if 0 <= e.offset <= last_applied_before)
         applied = len(owned_records) - duplicates - quarantined
-        duplicates += len(repeated)
+        duplicates += repeated
     offsets = [e.offset for e in owned_records if e.offset >= 0] + dropped_noops
     rows.append((T_GAUGES, BucketGauges.of(auditor.gauges(cluster_id), bucket)))
     rows.append((T_STATS, GroupStats(
@@ -436,8 +465,8 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
         bucket=bucket,
         timed_out=timed_out,
         log_caught_up=log_caught_up,
-        events_in=len(events) + len(repeats),
-        records=len(owned_records) + len(dropped_noops) + len(repeated),
+        events_in=len(events) + len(repeats) + packed_in,
+        records=len(owned_records) + len(dropped_noops) + repeated,
         side_inputs=side_taken,
         unreadable=unreadable,
         quarantined=quarantined,

@@ -166,8 +166,14 @@ test-bugs: install prometheus jmx-exporter
 	$(MAKE) kafka-matrix KAFKA_MATRIX="$(BUG_VERSIONS)"
 	$(BIN)/python -m pytest -q -m bugs tests/test_kafka_bugs.py
 
+# The bench_*.py side by side (a few minutes), then the scale table at 10k, 100k, 300k and 1M
+# partitions (bench/scale.py with BENCH_SCALE_ARGS: bootstrap, steady state, restart; the core
+# and the backfill come from bench_side_by_side.py, the kill -9 check from bench-scale).
+# Estimated (not yet timed end to end): about 12 minutes on 2 idle cores; 3-5x that under load.
+BENCH_SCALE_ARGS ?= --driver-memory 4g --seconds 10 --skip-core --kill-size 0
 bench: install kafka spark-kafka
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	echo "== bench/scale.py"; $(BIN)/python bench/scale.py $(BENCH_SCALE_ARGS)
 
 # Scale figures (bootstrap, steady state at 10k..1M partitions, backfill, core, restart): long;
 # a quick run: make bench-scale SCALE_ARGS="--sizes 10000,100000 --seconds 10"; --core-only, --operator-only

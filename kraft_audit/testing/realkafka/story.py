@@ -325,6 +325,8 @@ def main(argv: list[str]) -> int:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix=f"kraft-story-{args.version}-"))
     cluster, skipped = run_story(args.version, workdir)
     keep(cluster, args.target)
+    if args.workdir is None:  # a failed run raised above and left its files to look at
+        shutil.rmtree(workdir, ignore_errors=True)
     for step, why in skipped.items():
         print(f"skipped {step}: {why}")
     print(f"kept {args.target}")

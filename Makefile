@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install podman image test-image prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs test-mutations delta-spark demo demo-kafka test test-fast bench bench-scale clean
+.PHONY: install podman image test-image prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs test-mutations fixtures-story delta-spark demo demo-kafka test test-fast bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -150,6 +150,12 @@ test-fast: install k8s-schemas
 test-mutations: install
 	$(BIN)/python -m pytest -q -s -m mutations tests/test_mutations.py
 
+# The "every record type" story (kraft_audit/testing/realkafka/story.py) on both lines `make test`
+# runs, its controller logs kept as fixtures in tests/fixtures/kraft-story/<version>/ (a few minutes).
+fixtures-story: install kafka
+	for v in $(KAFKA_4) $(KAFKA_3); do \
+	  $(BIN)/python -m kraft_audit.testing.realkafka.story $$v tests/fixtures/kraft-story/$$v || exit 1; done
+
 # The real-cluster stories on the newest patch of every release line from 3.7 to 4.3, one
 # cluster at a time, ending with a version x scenario table (about 5 minutes a version).
 comma := ,
@@ -157,7 +163,8 @@ empty :=
 space := $(empty) $(empty)
 test-kafka-matrix: install kafka-matrix
 	KRAFT_TEST_KAFKA_VERSIONS="$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX)))" \
-	  $(BIN)/python -m pytest -q -m kafka tests/test_kafka_real.py tests/test_kafka_side_inputs.py
+	  $(BIN)/python -m pytest -q -m "kafka or story" tests/test_kafka_real.py tests/test_kafka_side_inputs.py \
+	  tests/test_kafka_story.py
 
 # Controller bugs Kafka shipped, each on a release that has it and on the first that fixed it
 # (tests/test_kafka_bugs.py; docs/real-kafka.md has the table).

@@ -126,13 +126,19 @@ before the rules `kraft.snapshot-equals-log`, `kraft.partition-ids-in-range`,
 | class | mutants | flagged before | flagged now | score now |
 |---|---|---|---|---|
 {score_rows}
+
+Over the mutants of partition, topic and broker records every class scores 100%; the misses
+are the mutants of the record types no rule judges yet (ACLs, SCRAM credentials, client
+quotas, delegation tokens, features, controller registrations, transactions, producer-id
+blocks for a broker never registered, configs of a topic that does not exist): the run's
+table per record type and class shows them.
 """
 
 # Measured by `python -m kraft_audit.testing.mutate` (and its `--without` run for "before");
 # the mutations test fails when the measured table departs from these rows.
-SCORES = (("wrong-value", 77, 44, 77), ("missing-record", 22, 22, 22), ("extra-record", 29, 24, 29),
-          ("reordered-record", 20, 20, 20), ("wrong-type", 16, 16, 16), ("overflow", 50, 24, 50),
-          ("unparseable-string", 29, 12, 29), ("snapshot-differs", 17, 0, 17))
+SCORES = (("wrong-value", 222, 78, 135), ("missing-record", 61, 44, 46), ("extra-record", 83, 42, 53),
+          ("reordered-record", 53, 36, 43), ("wrong-type", 46, 32, 33), ("overflow", 158, 40, 90),
+          ("unparseable-string", 102, 20, 56), ("snapshot-differs", 109, 0, 109))
 
 
 def mutation_section() -> str:

@@ -1,6 +1,7 @@
 """Mutation testing over real metadata logs: mutants of a catalog of controller mistakes.
 
-From a real `__cluster_metadata-0` log dir (tests/fixtures/kraft-real), each mutant is the
+From a real `__cluster_metadata-0` log dir (tests/fixtures/kraft-real, and kraft-story: a real
+cluster's log holding every record type a cluster writes), each mutant is the
 same log with one controller mistake in it, written back as Kafka lays a log out: the
 records are changed at the record level and every batch is re-framed (offsets, CRC-32C), so
 the codec reads each mutant as a well-formed log. Every class below states why no correct
@@ -11,14 +12,17 @@ that exists, ...).
 The score of a class is the share of its mutants the auditor flags (the core,
 single-process, as `kraft-audit check` runs it: `audit_log`) with a finding at the mutated
 place: an offset of the atomic batch holding the first record that makes the log impossible
-(or, for a snapshot, the snapshot's end offset - 1).
+(or, for a snapshot, the snapshot's end offset - 1). Every mutant names the record type it
+mutates, and the score is also given per record type and class.
 
-    python -m kraft_audit.testing.mutate [LOG_DIR ...]   # the score per class
+    python -m kraft_audit.testing.mutate [LOG_DIR ...]   # the score per class and per type
 """
 
 from __future__ import annotations
 
+import itertools
 import random
+import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -33,6 +37,7 @@ from kraft_audit.core.codec.logdir import (BOOTSTRAP_CHECKPOINT, META_PROPERTIES
                                            read_file_events, read_log_dir, read_meta_properties,
                                            segment_name)
 from kraft_audit.core.codec.records import encode_value
+from kraft_audit.core.codec.schemas import upper_snake
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.image import verify_snapshots
 from kraft_audit.core.rules.catalog import Catalog, load_catalog
@@ -155,6 +160,7 @@ class Mutant:
     frames: list[Frame]
     offset: int  # the first offset (renumbered) where the log became impossible
     snapshots: dict[str, list] | None = None
+    rtype: str = ""  # the record type mutated (filled from `what` when a generator leaves it)
 
 
 # class -> why no correct controller writes any of its mutants (docs/rules.md renders it)
@@ -194,10 +200,46 @@ def _sample(items: list, n: int, rng: random.Random) -> list:
 
 
 def generate(log_dir: Path, per_kind: int = 4, seed: int = 7) -> Iterator[Mutant]:
-    """Mutants of every class from one real log dir (a few per kind of mistake)."""
+    """Mutants of every class from one real log dir (a few per kind of mistake), each named
+    with the record type it mutates."""
     rng = random.Random(seed)
     frames = read_frames(metadata_dir(log_dir))
     pos = _positions(frames)
+    kept: dict[tuple[str, str, str], int] = {}
+    for mutant in itertools.chain(_generate_partitions(log_dir, frames, pos, per_kind, rng),
+                                  _generate_kinds(log_dir, frames, pos, per_kind, rng)):
+        if not mutant.rtype:
+            mutant.rtype = _type_of(mutant.what)
+        # at most per_kind of each kind of mistake (its description without offsets, ids and
+        # names) on each record type: a log with many snapshots or records stays within budget
+        key = (mutant.rtype, mutant.cls, re.sub(r"'[^']*'|[0-9]+", "", mutant.what))
+        kept[key] = kept.get(key, 0) + 1
+        if kept[key] <= per_kind:
+            yield mutant
+
+
+_SNAPSHOT_TYPES = {"partition record": "PARTITION_RECORD", "topic record": "TOPIC_RECORD",
+                   "config record": "CONFIG_RECORD"}
+
+
+def _type_of(what: str) -> str:
+    """The record type a mutant's one-line description names first."""
+    for words, name in _SNAPSHOT_TYPES.items():
+        if words in what:
+            return name
+    m = re.search(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)*Record)\b|\b([A-Z]+(?:_[A-Z]+)*_RECORD)\b", what)
+    if m:
+        return m.group(2) or upper_snake(m.group(1))
+    if "live topic" in what:
+        return "TOPIC_RECORD"
+    if "the change at" in what:
+        return "PARTITION_CHANGE_RECORD"
+    return "?"
+
+
+def _generate_partitions(log_dir: Path, frames: list[Frame], pos, per_kind: int,
+                         rng: random.Random) -> Iterator[Mutant]:
+    """Topics, partitions, brokers, producer ids, configs and snapshots."""
 
     def rec(p):
         return frames[p[0]].records[p[1]]
@@ -433,6 +475,196 @@ def generate(log_dir: Path, per_kind: int = 4, seed: int = 7) -> Iterator[Mutant
                          _copy(frames), end - 1, {snap.name: new})
 
 
+def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
+                    rng: random.Random) -> Iterator[Mutant]:
+    """ACLs, SCRAM credentials, client quotas, delegation tokens, features, controller
+    registrations, producer-id blocks, configs, topic removals and transactions: for each
+    record type, the mistakes no correct controller makes (the class's catalog text says why)."""
+
+    def rec(p):
+        return frames[p[0]].records[p[1]]
+
+    def of(type_name, pick=lambda r: True):
+        return _sample(_of_type(frames, pos, type_name, pick), per_kind, rng)
+
+    def edit(cls, p, what, **fields):
+        m = _copy(frames)
+        m[p[0]].records[p[1]].data.update(fields)
+        return Mutant(cls, f"{rec(p).type} at {p[2]}: {what}", m, p[2], rtype=rec(p).type)
+
+    def insert_after(cls, p, what, new: Rec):
+        m = _copy(frames)
+        m[p[0]].records.insert(p[1] + 1, new)
+        return Mutant(cls, f"{new.type} after {p[2]}: {what}", m, p[2] + 1, rtype=new.type)
+
+    def drop(cls, p, dep, what):
+        m = _copy(frames)
+        del m[p[0]].records[p[1]]
+        return Mutant(cls, f"{rec(p).type} at {p[2]} left out: {what} at {dep[2]}", m, dep[2] - 1,
+                      rtype=rec(p).type)
+
+    def move_before(cls, later, earlier, what):
+        m = _copy(frames)
+        moved = m[later[0]].records.pop(later[1])
+        m[earlier[0]].records.insert(earlier[1], moved)
+        return Mutant(cls, f"{rec(later).type} at {later[2]} moved before {earlier[2]}: {what}", m,
+                      earlier[2], rtype=rec(later).type)
+
+    def pairs(create_type, remove_type, key):
+        """(creation, the removal of what it created) pairs."""
+        out = []
+        for p in _of_type(frames, pos, remove_type):
+            k = key(rec(p).data)
+            before = [q for q in _of_type(frames, pos, create_type) if q[2] < p[2] and key(rec(q).data) == k]
+            if before:
+                out.append((before[-1], p))
+        return _sample(out, per_kind, rng)
+
+    # -- ACLs: Kafka's authorizer takes only concrete enum codes, a "type:name" principal, and
+    # an id once (AclControlManager validates a new ACL and refuses a second one with its id)
+    for p in of("ACCESS_CONTROL_ENTRY_RECORD"):
+        yield edit("wrong-value", p, "operation ANY (a filter's code, never a binding's)", operation=1)
+        yield edit("wrong-value", p, "permission type ANY", permissionType=1)
+        yield edit("overflow", p, "resource type 127 (no such type)", resourceType=127)
+        yield edit("unparseable-string", p, "a principal without its type", principal="alice")
+        yield insert_after("extra-record", p, "the same ACL id again", Rec(rec(p).type, rec(p).version, dict(rec(p).data)))
+        yield Mutant("wrong-type", f"ACCESS_CONTROL_ENTRY_RECORD at {p[2]} written as its removal",
+                     _replaced(frames, p, Rec("REMOVE_ACCESS_CONTROL_ENTRY_RECORD", 0, {"id": rec(p).data["id"]})),
+                     p[2], rtype=rec(p).type)
+    for made, gone in pairs("ACCESS_CONTROL_ENTRY_RECORD", "REMOVE_ACCESS_CONTROL_ENTRY_RECORD", lambda d: d["id"]):
+        yield drop("missing-record", made, gone, "its removal")
+        yield move_before("reordered-record", gone, made, "removed before it was created")
+        yield insert_after("extra-record", gone, "removed twice", Rec(rec(gone).type, 0, dict(rec(gone).data)))
+    for p in of("REMOVE_ACCESS_CONTROL_ENTRY_RECORD"):
+        yield edit("wrong-value", p, "the id of no ACL", id="MutantAclIdAAAAAAAAAAA")
+
+    # -- SCRAM: iterations within the mechanism's bounds (4096..16384 for SCRAM-SHA-256/512),
+    # a known mechanism, a user name; a removal only of a credential that exists
+    for p in of("USER_SCRAM_CREDENTIAL_RECORD"):
+        yield edit("wrong-value", p, "100 iterations (below the mechanism's minimum)", iterations=100)
+        yield edit("overflow", p, "iterations wrapped to -2^31", iterations=-(2**31))
+        yield edit("overflow", p, "mechanism 127 (no such mechanism)", mechanism=127)
+        yield edit("unparseable-string", p, "an empty user name", name="")
+    for made, gone in pairs("USER_SCRAM_CREDENTIAL_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
+                            lambda d: (d["name"], d["mechanism"])):
+        yield drop("missing-record", made, gone, "its removal")
+        yield move_before("reordered-record", gone, made, "removed before it was created")
+        yield insert_after("extra-record", gone, "removed twice", Rec(rec(gone).type, 0, dict(rec(gone).data)))
+    firsts = [p for p in _of_type(frames, pos, "USER_SCRAM_CREDENTIAL_RECORD")
+              if not any(q[2] < p[2] and (rec(q).data["name"], rec(q).data["mechanism"]) ==
+                         (rec(p).data["name"], rec(p).data["mechanism"])
+                         for q in _of_type(frames, pos, "USER_SCRAM_CREDENTIAL_RECORD"))]
+    for p in _sample(firsts, per_kind, rng):
+        yield Mutant("wrong-type", f"USER_SCRAM_CREDENTIAL_RECORD at {p[2]} written as a removal",
+                     _replaced(frames, p, Rec("REMOVE_USER_SCRAM_CREDENTIAL_RECORD", 0, {
+                         "name": rec(p).data["name"], "mechanism": rec(p).data["mechanism"]})), p[2],
+                     rtype=rec(p).type)
+
+    # -- client quotas: a known entity type and key, a positive value a long holds where the
+    # key is a rate in bytes or a count; a removal only of a quota that is set
+    for p in of("CLIENT_QUOTA_RECORD", lambda r: not r.data.get("remove")):
+        yield edit("wrong-value", p, "a negative quota", value=-1.0)
+        yield edit("overflow", p, "a quota beyond a long", value=1e30)
+        yield edit("unparseable-string", p, "an unknown quota key", key=rec(p).data["key"] + "_x")
+        entity = [dict(e) for e in rec(p).data["entity"]]
+        entity[0]["entityType"] += "s"
+        yield edit("unparseable-string", p, f"entity type {entity[0]['entityType']!r}", entity=entity)
+    quota_key = lambda d: (tuple((e["entityType"], e["entityName"]) for e in d["entity"]), d["key"])  # noqa: E731
+    for made, gone in pairs("CLIENT_QUOTA_RECORD", "CLIENT_QUOTA_RECORD", quota_key):
+        if not rec(gone).data.get("remove") or rec(made).data.get("remove"):
+            continue
+        yield drop("missing-record", made, gone, "its removal")
+        yield move_before("reordered-record", gone, made, "removed before it was set")
+        yield insert_after("extra-record", gone, "removed twice", Rec(rec(gone).type, 0, dict(rec(gone).data)))
+
+    # -- delegation tokens: issued <= expires <= max life; a "type:name" owner; a removal only
+    # of a token that exists
+    for p in of("DELEGATION_TOKEN_RECORD"):
+        d = rec(p).data
+        yield edit("wrong-value", p, "expires after its maximum life", expirationTimestamp=d["maxTimestamp"] + 1000)
+        yield edit("wrong-value", p, "issued after it expires", issueTimestamp=d["expirationTimestamp"] + 1000)
+        yield edit("overflow", p, "maximum life wrapped negative", maxTimestamp=-(2**63) + 1)
+        yield edit("unparseable-string", p, "an owner without its type", owner="admin")
+    for made, gone in pairs("DELEGATION_TOKEN_RECORD", "REMOVE_DELEGATION_TOKEN_RECORD", lambda d: d["tokenId"]):
+        yield drop("missing-record", made, gone, "its removal")
+        yield move_before("reordered-record", gone, made, "removed before it was created")
+        yield insert_after("extra-record", gone, "removed twice", Rec(rec(gone).type, 0, dict(rec(gone).data)))
+    for p in of("REMOVE_DELEGATION_TOKEN_RECORD"):
+        yield edit("wrong-value", p, "the id of no token", tokenId="MutantTokenIdAAAAAAAAA")
+
+    # -- features: a level is never negative, metadata.version never 0 (every KRaft log has
+    # one), the name is a feature's; metadata.version comes first
+    for p in of("FEATURE_LEVEL_RECORD"):
+        yield edit("overflow", p, "level -1", featureLevel=-1)
+        yield edit("unparseable-string", p, "an empty feature name", name="")
+    mv = _of_type(frames, pos, "FEATURE_LEVEL_RECORD", lambda r: r.data.get("name") == "metadata.version")
+    for p in _sample(mv, per_kind, rng):
+        yield edit("wrong-value", p, "metadata.version 0", featureLevel=0)
+    if mv:
+        later = _first_after(frames, pos, mv[0][2], lambda r: r.type in ("PARTITION_RECORD", "TOPIC_RECORD",
+                                                                            "REGISTER_BROKER_RECORD"))
+        if later is not None:
+            yield drop("missing-record", mv[0], later, "the log's metadata.version, needed")
+
+    # -- controller registrations: an id is never negative, a supported range is min <= max
+    for p in of("REGISTER_CONTROLLER_RECORD"):
+        yield edit("overflow", p, "controller id -2^31", controllerId=-(2**31))
+        features = [dict(f) for f in rec(p).data.get("features") or []]
+        if features:
+            features[0]["minSupportedVersion"] = features[0]["maxSupportedVersion"] + 1
+            yield edit("wrong-value", p, "a feature range with min above max", features=features)
+
+    # -- producer-id blocks: to a registered broker at its epoch; blocks only go up
+    pids = _of_type(frames, pos, "PRODUCER_IDS_RECORD")
+    for p in _sample(pids, per_kind, rng):
+        yield edit("wrong-value", p, "a block for a broker never registered", brokerId=9999)
+    for a, b in _sample(list(zip(pids, pids[1:])), per_kind, rng):
+        yield move_before("reordered-record", b, a, "the later block handed out first")
+
+    # -- configs: for a topic that exists, of a resource type that exists
+    for p in of("CONFIG_RECORD"):
+        yield edit("overflow", p, "resource type 127 (no such type)", resourceType=127)
+    for p in of("CONFIG_RECORD", lambda r: r.data.get("resourceType") == 2):
+        yield edit("wrong-value", p, "a config of no topic", resourceName="no-such-topic")
+
+    # -- topic removals: of a topic that exists, once
+    for p in of("REMOVE_TOPIC_RECORD"):
+        yield edit("wrong-value", p, "the id of no topic", topicId="MutantTopicIdBBBBBBBBB")
+        yield insert_after("extra-record", p, "the topic removed twice", Rec(rec(p).type, 0, dict(rec(p).data)))
+
+    # -- transactions: never nested, never ended when none is open
+    for p in of("BEGIN_TRANSACTION_RECORD"):
+        yield insert_after("extra-record", p, "a transaction begun inside another",
+                           Rec(rec(p).type, 0, dict(rec(p).data)))
+    for p in of("END_TRANSACTION_RECORD"):
+        yield insert_after("extra-record", p, "a transaction ended twice", Rec(rec(p).type, 0, {}))
+
+    # -- snapshots: the records of these types in a snapshot differ from the log's image
+    src = metadata_dir(log_dir)
+    changes = {"ACCESS_CONTROL_ENTRY_RECORD": ("principal", lambda v: v + "-x"),
+               "USER_SCRAM_CREDENTIAL_RECORD": ("iterations", lambda v: v + 1),
+               "CLIENT_QUOTA_RECORD": ("value", lambda v: v + 1),
+               "DELEGATION_TOKEN_RECORD": ("expirationTimestamp", lambda v: v + 1),
+               "FEATURE_LEVEL_RECORD": ("featureLevel", lambda v: v + 1),
+               "PRODUCER_IDS_RECORD": ("nextProducerId", lambda v: v + 1000),
+               "REGISTER_BROKER_RECORD": ("brokerEpoch", lambda v: v + 1)}
+    for end, _epoch, snap in list_snapshots(src):
+        records, _e, _ms = snapshot_records(snap)
+        for type_name, (name, change) in changes.items():
+            found = [i for i, (t, _v, d) in enumerate(records) if t == type_name and d.get(name) is not None]
+            for i in _sample(found, 1, rng):
+                new = [(t, v, dict(d)) for t, v, d in records]
+                new[i][2][name] = change(new[i][2][name])
+                yield Mutant("snapshot-differs", f"{snap.name} {type_name} {i}: {name} changed",
+                             _copy(frames), end - 1, {snap.name: new}, rtype=type_name)
+
+
+def _replaced(frames: list[Frame], p, new: Rec) -> list[Frame]:
+    m = _copy(frames)
+    m[p[0]].records[p[1]] = new
+    return m
+
+
 def _partition_before(frames, pos, offset: int, topic_id: str, partition: int) -> dict | None:
     state = None
     for fi, ri, o in pos:
@@ -521,27 +753,30 @@ class Score:
         return 100.0 * self.caught / self.mutants if self.mutants else 100.0
 
 
-def score(log_dirs: list[Path], work: Path, per_kind: int = 4,
-          disabled: tuple[str, ...] = ()) -> tuple[dict[str, Score], dict[str, int]]:
-    """The score per class over every mutant of `log_dirs` (with the `disabled` rules off), and
-    the findings on each unmutated log."""
+def score(log_dirs: list[Path], work: Path, per_kind: int = 4, disabled: tuple[str, ...] = ()
+          ) -> tuple[dict[str, Score], dict[str, int], dict[str, dict[str, Score]]]:
+    """The score per class over every mutant of `log_dirs` (with the `disabled` rules off), the
+    findings on each unmutated log, and the score per record type and class."""
     catalog = catalog_without(disabled)
     scores = {c: Score() for c in CLASSES}
+    by_type: dict[str, dict[str, Score]] = {}
     clean = {}
     for log_dir in log_dirs:
-        clean[log_dir.name] = len(audit_log(log_dir, catalog))
+        name = _log_name(log_dir)
+        clean[name] = len(audit_log(log_dir, catalog))
         for n, mutant in enumerate(generate(log_dir, per_kind)):
-            target = work / f"{log_dir.name}-{n}"
+            target = work / f"{name.replace('/', '-')}-{n}"
             write_log(log_dir, mutant.frames, target, mutant.snapshots)
             found = audit_log(target, catalog)
-            s = scores[mutant.cls]
-            s.mutants += 1
-            if flagged(mutant, target, found):
-                s.caught += 1
-            else:
-                s.missed.append(f"{log_dir.name}: {mutant.what}")
+            hit = flagged(mutant, target, found)
+            for s in (scores[mutant.cls], by_type.setdefault(mutant.rtype, {}).setdefault(mutant.cls, Score())):
+                s.mutants += 1
+                if hit:
+                    s.caught += 1
+                else:
+                    s.missed.append(f"{name}: {mutant.what}")
             shutil.rmtree(target)
-    return scores, clean
+    return scores, clean, dict(sorted(by_type.items()))
 
 
 def table(scores: dict[str, Score]) -> str:
@@ -551,10 +786,28 @@ def table(scores: dict[str, Score]) -> str:
     return "\n".join(lines)
 
 
+def type_table(by_type: dict[str, dict[str, Score]]) -> str:
+    """The score per record type (rows) and class (columns): flagged/mutants, blank where the
+    type has no mutant of that class."""
+    lines = ["| record type | " + " | ".join(CLASSES) + " | all |", "|---|" + "---|" * (len(CLASSES) + 1)]
+    for rtype, per in by_type.items():
+        cells = [f"{per[c].caught}/{per[c].mutants}" if c in per else "" for c in CLASSES]
+        n, k = sum(s.mutants for s in per.values()), sum(s.caught for s in per.values())
+        lines.append(f"| {rtype} | " + " | ".join(cells) + f" | {100 * k / n:.0f}% |")
+    return "\n".join(lines)
+
+
+def _log_name(log_dir: Path) -> str:
+    """kraft-real/<name> or kraft-story/<version>: the fixture's folder and its own name."""
+    return f"{log_dir.parent.name}/{log_dir.name}"
+
+
 def fixture_logs() -> list[Path]:
-    """The real logs kept in tests/fixtures/kraft-real."""
-    root = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "kraft-real"
-    return sorted(p for p in root.iterdir() if p.is_dir())
+    """The real logs kept in tests/fixtures: kraft-real (from public repositories) and
+    kraft-story (the every-record-type story on a 4.x and a 3.x line)."""
+    root = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+    return [p for folder in ("kraft-real", "kraft-story")
+            for p in sorted((root / folder).iterdir()) if p.is_dir()]
 
 
 def main(argv: list[str]) -> int:
@@ -562,16 +815,18 @@ def main(argv: list[str]) -> int:
     import tempfile
 
     parser = argparse.ArgumentParser(prog="python -m kraft_audit.testing.mutate")
-    parser.add_argument("logs", nargs="*", help="log dirs (default: tests/fixtures/kraft-real/*)")
+    parser.add_argument("logs", nargs="*",
+                        help="log dirs (default: tests/fixtures/kraft-real/* and kraft-story/*)")
     parser.add_argument("--without", action="append", default=[], metavar="RULE",
                         help="score with this rule disabled (repeatable)")
     args = parser.parse_args(argv)
     dirs = [Path(a) for a in args.logs] or fixture_logs()
     with tempfile.TemporaryDirectory() as work:
-        scores, clean = score(dirs, Path(work), disabled=tuple(args.without))
+        scores, clean, by_type = score(dirs, Path(work), disabled=tuple(args.without))
     for name, n in clean.items():
         print(f"unmutated {name}: {n} findings")
     print(table(scores))
+    print(type_table(by_type))
     for cls, s in scores.items():
         for what in s.missed:
             print(f"missed [{cls}] {what}")

@@ -68,11 +68,11 @@ def test_a_fence_later_in_the_batch_does_not_excuse_an_earlier_operation(kraft_l
     assert [offset for offset, _ in order_findings(kraft_log)] == [bad.offset]
 
 
-@pytest.mark.parametrize("how", ["fence", "controlled_shutdown"])
+@pytest.mark.parametrize("how", ["fence", "unregister"])
 @pytest.mark.parametrize("moved", [True, False])
-def test_a_broker_that_can_no_longer_lead_leads_nothing_at_the_batch_end(kraft_log, how, moved):
-    """kraft.leader-leaves-unavailable-broker: the batch that fences broker 1 (or puts it in
-    controlled shutdown) moves its leadership; only the partition it keeps is reported."""
+def test_a_fenced_broker_leads_nothing_at_the_batch_end(kraft_log, how, moved):
+    """kraft.leader-leaves-unavailable-broker: the batch that fences (or unregisters) broker
+    1 moves its leadership; only the partition it keeps is reported."""
     log, tid = kraft_log, "LLLLLLLLLLLLLLLLLLLLLQ"
     log.batch(*log.elr_features(False), *(log.register(b, epoch=b) for b in (1, 2, 3)))
     log.batch(log.topic("t", tid), log.partition(tid, 0, [1, 2, 3]), log.partition(tid, 1, [2, 1, 3]),
@@ -80,7 +80,8 @@ def test_a_broker_that_can_no_longer_lead_leads_nothing_at_the_batch_end(kraft_l
     moves = [log.change(tid, 0, leader=2, isr=[2, 3])]
     if moved:
         moves.append(log.change(tid, 2, leader=2, isr=[2]))
-    end = log.batch(*moves, getattr(log, how)(1))[-1]
+    gone = log.fence(1) if how == "fence" else ("UNREGISTER_BROKER_RECORD", {"brokerId": 1, "brokerEpoch": 1})
+    end = log.batch(*moves, gone)[-1]
     out = Auditor(load_catalog()).process(log.events)
     found = [(v.partition, v.offset) for v in out.violations
              if v.rule_id == "kraft.leader-leaves-unavailable-broker"]

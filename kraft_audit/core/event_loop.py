@@ -164,7 +164,8 @@ class EventLoop:
                 if batch is None:
                     self._batch = BatchInfo(event.batch_base_offset, event.batch_last_offset)
                     self._batch_quiet = True
-                    if event.leader_epoch >= 0 and not event.source.endswith(".checkpoint"):
+                    epoch = event.leader_epoch  # judged where it changes: once per epoch
+                    if epoch != self.raft_epoch and epoch >= 0 and not event.source.endswith(".checkpoint"):
                         self._raft_batch(event)
                 last_applied = event
                 if event.source.endswith(".checkpoint"):
@@ -261,7 +262,8 @@ class EventLoop:
             self._count_applied()
 
     def _raft_batch(self, event: MetadataEvent) -> None:
-        """Judge a batch's Raft epoch as it opens (once per batch, NoOp batches included)."""
+        """Judge the Raft epoch of a batch that opens in another epoch than the one before
+        (NoOp batches included)."""
         epoch, problems = event.leader_epoch, self._batch.raft_problems
         if self.raft_first_epoch < 0:
             self.raft_first_epoch = epoch

@@ -131,8 +131,8 @@ def leader_bump_has_cause(c):
 @rule("kraft.leader-leaves-unavailable-broker", on="batch_end", records=(
     "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
 def leader_leaves_unavailable_broker(c):
-    """A broker that this batch made unable to lead (fenced, unregistered, in controlled
-    shutdown) leads none of its partitions at the batch's end: Kafka re-elects each of them in
+    """A broker that this batch fenced or unregistered leads none of its partitions at the
+    batch's end: Kafka re-elects each of them in
     the same batch with the broker unacceptable, leaderless when no one else can lead
     (ReplicationControlManager.generateLeaderAndIsrUpdates). Visits the broker's partitions
     only (the state's index by broker)."""
@@ -140,9 +140,7 @@ def leader_leaves_unavailable_broker(c):
     batch = c.batch
     # a re-registration fences too, but moves leaders only after an unclean shutdown
     # (kip966.unclean-shutdown-removed judges that)
-    gone = {ch.broker_id for ch in batch.broker_changes
-            if ch.acceptable_before and ch.broker_id not in batch.registered
-            and not state.acceptable_leader(ch.broker_id)}
+    gone = {b for b in batch.fenced if b not in batch.registered and not state.acceptable_leader(b)}
     findings = []
     for broker in sorted(gone):
         for key in sorted(state.partitions_of(broker)):

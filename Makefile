@@ -176,7 +176,7 @@ test-bugs: install prometheus jmx-exporter
 # The bench_*.py side by side (a few minutes), then the scale table at 10k, 100k, 300k and 1M
 # partitions (bench/scale.py with BENCH_SCALE_ARGS: bootstrap, steady state, restart; the core
 # and the backfill come from bench_side_by_side.py, the kill -9 check from bench-scale).
-# Estimated (not yet timed end to end): about 12 minutes on 2 idle cores; 3-5x that under load.
+# The scale part took 32.5 min on 2 cores under load 9-29 (2026-11-26); idle, an estimated ~8 min.
 BENCH_SCALE_ARGS ?= --driver-memory 4g --seconds 10 --skip-core --kill-size 0
 bench: install kafka spark-kafka
 	for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

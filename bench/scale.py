@@ -380,8 +380,10 @@ def main() -> int:
                   f"{boot['first_batch_s']:.1f} s, all of it audited and written after {boot['wall_s']:.1f} s "
                   f"({boot['batches']} micro-batches)")
             steady = Steady(spark, boot["cfg"], path / "log", n, args.rate, args.seconds).run()
+            # under load a micro-batch can outlast the run: nan then says no batch followed the warm-up
             print(f"  steady at {steady['achieved_rate']:,.0f} records/s, 1 s trigger: micro-batch wall "
-                  f"p50 {steady['wall_p50']:.2f} s p99 {steady['wall_p99']:.2f} s (p50 of its parts: "
+                  f"p50 {steady['wall_p50']:.2f} s p99 {steady['wall_p99']:.2f} s over {steady['batches']} "
+                  f"micro-batches after the warm-up (p50 of its parts: "
                   f"source + operator {steady['run_p50']:.2f} s, Delta writes {steady['delta_p50']:.2f} s); append -> Delta row "
                   f"p50 {steady['lat_p50']:.2f} s p99 {steady['lat_p99']:.2f} s ({steady['samples']:,} rows); "
                   f"state {steady['state_bytes'] / n:.0f} B/partition; group calls rebuilt from the state "

@@ -214,3 +214,20 @@ def test_a_feature_level_is_within_every_registered_nodes_range(tmp_path):
                                                     [("UNREGISTER_BROKER_RECORD", {"brokerId": 1, "brokerEpoch": 11})],
                                                     [_mv(25)]])
     assert findings == []
+
+
+def test_a_leader_change_elects_one_of_its_voters(tmp_path):
+    def log(path, leader, voters, granting):
+        writer = LogDirWriter(path, "c1")
+        writer.append_leader_change(1, T0, 1, voters=(1, 2, 3))
+        offset = writer.append_control("LEADER_CHANGE", {
+            "version": 0, "leaderId": leader, "voters": [{"voterId": v} for v in voters],
+            "grantingVoters": [{"voterId": v} for v in granting]}, T0 + 1, 2)
+        writer.close()
+        return [(f.rule_id, f.offset) for f in audit_log(path)], offset
+
+    assert log(tmp_path / "ok", 2, (1, 2, 3), (2, 3))[0] == []
+    for name, args in (("leader", (4, (1, 2, 3), (4,))), ("twice", (1, (1, 1, 3), (1,))),
+                       ("granting", (2, (1, 2, 3), (2, 5)))):
+        findings, offset = log(tmp_path / name, *args)
+        assert findings == [("kraft.leader-change-voters", offset)], name

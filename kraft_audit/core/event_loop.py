@@ -250,6 +250,7 @@ class EventLoop:
         elif kind == KIND_SNAPSHOT_COMPARISON:
             self._shipped_comparison(event)
         else:  # Raft control records: nothing to replay; a leader change names the active controller
+            self._judge_record(event, None)
             if event.type == "LEADER_CHANGE" and isinstance(event.data.get("leaderId"), int):
                 self.active_controller = leader = event.data["leaderId"]
                 epoch = event.leader_epoch
@@ -440,9 +441,7 @@ class EventLoop:
 
     # ------------------------------------------------------------ cluster records
 
-    def _cluster_record(self, event: MetadataEvent) -> None:
-        state = self.state
-        broker_id = _broker_of(event)
+    def _judge_record(self, event: MetadataEvent, broker_id) -> None:
         rules = self._rules_record.get(event.type)
         if rules is None:
             rules = self._rules_record[event.type] = bound_rules(self.catalog, ON_RECORD, event.type)
@@ -451,6 +450,11 @@ class EventLoop:
             c.event, c.before, c.after = event, None, None
             self._run(rules, _new(Site, (event.offset, event.timestamp_ms, None, event, None, None,
                                          broker_id if type(broker_id) is int else None)))
+
+    def _cluster_record(self, event: MetadataEvent) -> None:
+        state = self.state
+        broker_id = _broker_of(event)
+        self._judge_record(event, broker_id)
         change = self._replay(event, state.apply, event)
         if change is None:
             return

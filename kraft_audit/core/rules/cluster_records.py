@@ -245,3 +245,23 @@ def feature_level_supported(c):
         if low is not None and level > 0 and not low <= level <= high:
             return f"{_node(key)} registered supporting {name} {low}..{high}, not its finalized level {level}"
     return None
+
+
+@rule("kraft.leader-change-voters", on="record", records=("LEADER_CHANGE",), scope="cluster")
+def leader_change_voters(c):
+    """A LeaderChange names a leader among its voters, each voter once, and voters that
+    granted the vote among the voters."""
+    data = c.event.data
+    voters = [v.get("voterId") for v in data.get("voters") or ()]
+    granting = [v.get("voterId") for v in data.get("grantingVoters") or ()]
+    leader = data.get("leaderId")
+    if not voters or type(leader) is not int:
+        return None
+    if len(set(voters)) != len(voters):
+        return f"leader change names voters {voters}, one twice"
+    if leader not in voters:
+        return f"leader change elects {leader}, not among its voters {voters}"
+    strangers = sorted(set(granting) - set(voters))
+    if strangers:
+        return f"leader change counts votes of {strangers}, not among its voters {voters}"
+    return None

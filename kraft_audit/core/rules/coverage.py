@@ -59,7 +59,7 @@ USE = {
     "REGISTER_CONTROLLER_RECORD": "the features it supports",
     "CLEAR_ELR_RECORD": "ELR and LastKnownElr cleared for a topic or all",
     "UNREGISTER_CONTROLLER_RECORD": "its features no longer count",
-    "LEADER_CHANGE": "the active controller",
+    "LEADER_CHANGE": "the active controller; its voters",
     "SNAPSHOT_HEADER": "where a snapshot's records belong (its last contained time)",
     "SNAPSHOT_FOOTER": "counted",
     "KRAFT_VERSION": "counted, not judged",

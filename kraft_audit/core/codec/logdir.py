@@ -396,10 +396,11 @@ class LogDirWriter:
         return offset
 
     def append_leader_change(
-        self, leader_id: int, timestamp_ms: int, leader_epoch: int, voters: Iterable[int] = (1,)
+        self, leader_id: int, timestamp_ms: int, leader_epoch: int, voters: Iterable[int] | None = None
     ) -> int:
-        """The control record a new leader writes at the start of its epoch."""
-        voter_list = [{"voterId": v} for v in voters]
+        """The control record a new leader writes at the start of its epoch (voters: the
+        leader alone unless given; a leader is always one of its voters)."""
+        voter_list = [{"voterId": v} for v in (voters if voters is not None else (leader_id,))]
         return self.append_control(
             "LEADER_CHANGE",
             {

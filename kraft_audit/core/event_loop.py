@@ -489,7 +489,7 @@ class EventLoop:
                     if state.partitions[(t, p)].elr or state.partitions[(t, p)].last_known_elr)
             self._recheck_conditions(event, topics)
         elif etype == _TRANSACTION_OPEN or etype in _TRANSACTION_CLOSE:
-            self.in_transaction = etype == _TRANSACTION_OPEN
+            self.in_transaction = state.transaction_open = etype == _TRANSACTION_OPEN
         elif change.partitions:  # ClearElr and RemoveTopic arrive as cluster-scoped records
             elr_enabled = state.elr_enabled
             for before, after in change.partitions:
@@ -621,6 +621,7 @@ class EventLoop:
         self.log_start_known = stored["log_start_known"]
         self.snapshot_place = stored["snapshot_place"]
         self.in_transaction = stored.get("in_transaction", False)  # absent before format 3 kept it
+        self.state.transaction_open = self.in_transaction
         self.overdue_pending = {tuple(k) for k in stored.get("overdue_pending", ())}
         self.overdue_all = stored.get("overdue_all", False)
         self.snapshots_compared_to = stored.get("snapshots_compared_to", -1)  # absent before it was kept

@@ -131,6 +131,9 @@ class ClusterState:
         self.acl_bindings: set[tuple] = set()
         self.scram: set[tuple[str, int]] = set()  # (user, mechanism)
         self.tokens: dict[str, tuple] = {}  # token id -> what a renewal keeps
+        self.quotas: set[tuple] = set()  # (entity, key) of every client quota set
+        # a metadata transaction is open (the event loop keeps it; the rules read it)
+        self.transaction_open = False
         # ("broker" | "controller", id) -> feature -> (min, max) its registration declares
         self.supported: dict[tuple[str, int], dict[str, tuple[int, int]]] = {}
 
@@ -144,7 +147,8 @@ class ClusterState:
                 "brokers": [tuple([getattr(b, n) for n in Broker.__slots__]) for b in self.brokers.values()],
                 "configs": self.configs, "features": self.features, "history_from": self.history_from,
                 "next_producer_id": self.next_producer_id, "acls": self.acls, "scram": sorted(self.scram),
-                "tokens": self.tokens, "supported": self.supported}
+                "tokens": self.tokens, "supported": self.supported,
+                "quotas": list(self.quotas)}
 
     @classmethod
     def restored(cls, settings: CoreSettings, topology: dict, partition_blobs: dict[int, bytes]) -> ClusterState:
@@ -163,6 +167,7 @@ class ClusterState:
         state.acl_bindings = set(state.acls.values())
         state.scram = set(topology.get("scram", ()))
         state.tokens = topology.get("tokens", {})
+        state.quotas = {(tuple(map(tuple, e)), k) for e, k in topology.get("quotas", ())}
         state.supported = topology.get("supported", {})
         state.partitions = partition_table(partition_blobs)
         state.reconfigure(settings)
@@ -418,6 +423,13 @@ class ClusterState:
         self.next_producer_id = event.data["nextProducerId"]
         return NO_CHANGE
 
+    def _client_quota(self, event: MetadataEvent) -> Change:
+        if event.data.get("remove"):
+            self.quotas.discard(quota_key(event.data))
+        else:
+            self.quotas.add(quota_key(event.data))
+        return NO_CHANGE
+
     def _acl(self, event: MetadataEvent) -> Change:
         binding = acl_binding(event.data)
         self.acls[event.data["id"]] = binding
@@ -546,6 +558,12 @@ def acl_binding(data: dict) -> tuple:
             data.get("host"), data.get("operation"), data.get("permissionType"))
 
 
+def quota_key(data: dict) -> tuple:
+    """A client quota's identity: its entity ((type, name) pairs) and its key."""
+    return (tuple((e.get("entityType"), e.get("entityName")) for e in data.get("entity") or ()),
+            data.get("key"))
+
+
 def token_kept(data: dict) -> tuple:
     """The fields of a delegation token that a renewal leaves as they are."""
     return (data.get("owner"), data.get("requester"), tuple(data.get("renewers") or ()),
@@ -570,6 +588,7 @@ _HANDLERS = {
     "FEATURE_LEVEL_RECORD": ClusterState._feature,
     "REGISTER_BROKER_RECORD": ClusterState._register_broker,
     "PRODUCER_IDS_RECORD": ClusterState._producer_ids,
+    "CLIENT_QUOTA_RECORD": ClusterState._client_quota,
     "UNREGISTER_BROKER_RECORD": ClusterState._unregister_broker,
     "FENCE_BROKER_RECORD": ClusterState._fence_broker,
     "UNFENCE_BROKER_RECORD": ClusterState._unfence_broker,

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import math
 
-from kraft_audit.core.replay.state import acl_binding, feature_ranges, token_kept
+from kraft_audit.core.replay.state import acl_binding, feature_ranges, quota_key, token_kept
 from kraft_audit.core.rules.registry import rule
 
 # Codes of Kafka's ResourceType, PatternType, AclOperation and AclPermissionType that
 # only a filter may hold: a stored ACL names one concrete value
 _RESOURCE_FILTER_ONLY = {0: "UNKNOWN", 1: "ANY"}
+_RESOURCE_STORED = range(2, 8)  # TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN, USER
 _PATTERN_STORED = {3: "LITERAL", 4: "PREFIXED"}
 _OPERATION_FILTER_ONLY = {0: "UNKNOWN", 1: "ANY"}
+_OPERATION_STORED = range(2, 15)  # ALL .. DESCRIBE_TOKENS
 _PERMISSION_STORED = {2: "DENY", 3: "ALLOW"}
 _CLUSTER_RESOURCE = 4
 CLUSTER_NAME = "kafka-cluster"
@@ -40,11 +42,11 @@ def acl_fields(c):
     problems = []
     resource, pattern = data.get("resourceType"), data.get("patternType")
     operation, permission = data.get("operation"), data.get("permissionType")
-    if type(resource) is int and (resource in _RESOURCE_FILTER_ONLY or resource < 0):
+    if type(resource) is int and resource not in _RESOURCE_STORED:
         problems.append(f"resource type {_RESOURCE_FILTER_ONLY.get(resource, resource)}")
     if type(pattern) is int and pattern not in _PATTERN_STORED:
         problems.append(f"pattern type {pattern} (a stored ACL is LITERAL or PREFIXED)")
-    if type(operation) is int and (operation in _OPERATION_FILTER_ONLY or operation < 0):
+    if type(operation) is int and operation not in _OPERATION_STORED:
         problems.append(f"operation {_OPERATION_FILTER_ONLY.get(operation, operation)}")
     if type(permission) is int and permission not in _PERMISSION_STORED:
         problems.append(f"permission type {permission} (a stored ACL is DENY or ALLOW)")
@@ -111,6 +113,8 @@ def scram_fields(c):
 _CLIENT_KEYS = {"producer_byte_rate": True, "consumer_byte_rate": True,
                 "request_percentage": False, "controller_mutation_rate": False}
 _IP_KEYS = {"connection_creation_rate": True}
+# the largest whole quota Kafka's type for the key holds (INT for connection rates, else LONG)
+_WHOLE_MAX = {"connection_creation_rate": 2**31 - 1}
 _ENTITY_TYPES = ("user", "client-id", "ip")
 
 
@@ -142,8 +146,8 @@ def quota_fields(c):
         return None
     if not math.isfinite(value) or value <= 0:
         return f"client quota {key} of {'+'.join(types)} set to {value}, not a positive finite value"
-    if keys[key] and value != int(value):
-        return f"client quota {key} of {'+'.join(types)} set to {value}, not a whole number"
+    if keys[key] and (value != int(value) or value > _WHOLE_MAX.get(key, 2**63 - 1)):
+        return f"client quota {key} of {'+'.join(types)} set to {value}, not a whole number its type holds"
     return None
 
 
@@ -183,14 +187,17 @@ def acl_unique(c):
 
 @rule("kraft.removal-names-live", on="record", scope="cluster",
       records=("REMOVE_ACCESS_CONTROL_ENTRY_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
-               "REMOVE_DELEGATION_TOKEN_RECORD"))
+               "REMOVE_DELEGATION_TOKEN_RECORD", "CLIENT_QUOTA_RECORD"))
 def removal_names_live(c):
-    """A removal names a live ACL, SCRAM credential or delegation token."""
+    """A removal names a live ACL, SCRAM credential, client quota or delegation token."""
     state, event = c.state, c.event
     if state.history_from is not None:  # a partial log: what it removes may predate it
         return None
     data, etype = event.data, event.type
-    if etype == "REMOVE_ACCESS_CONTROL_ENTRY_RECORD":
+    if etype == "CLIENT_QUOTA_RECORD":
+        if data.get("remove") and quota_key(data) not in state.quotas:
+            return f"removal of client quota {data.get('key')} of {quota_key(data)[0]}, which is not set"
+    elif etype == "REMOVE_ACCESS_CONTROL_ENTRY_RECORD":
         if data.get("id") not in state.acls:
             return f"removal of ACL {data.get('id')}, which no live ACL has"
     elif etype == "REMOVE_USER_SCRAM_CREDENTIAL_RECORD":
@@ -265,3 +272,72 @@ def leader_change_voters(c):
     if strangers:
         return f"leader change counts votes of {strangers}, not among its voters {voters}"
     return None
+
+
+@rule("kraft.feature-level-fields", on="record", records=("FEATURE_LEVEL_RECORD",), scope="cluster")
+def feature_level_fields(c):
+    """A finalized feature has a name and a level that is not negative; metadata.version is
+    never finalized at level 0 (it cannot be turned off)."""
+    data = c.event.data
+    name, level = data.get("name"), data.get("featureLevel")
+    if name == "":
+        return f"feature level {level} finalized for a feature with no name"
+    if type(level) is int and level < 0:
+        return f"feature {name} finalized at level {level}"
+    if name == "metadata.version" and level == 0:
+        return "metadata.version finalized at level 0 (it cannot be turned off)"
+    return None
+
+
+# Kafka's ConfigResource.Type codes: TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP
+_CONFIG_RESOURCES = {2: "topic", 4: "broker", 8: "broker logger", 16: "client metrics", 32: "group"}
+_TOPIC_RESOURCE = 2
+
+
+@rule("kraft.config-resource-exists", on="record", records=("CONFIG_RECORD",), scope="cluster")
+def config_resource_exists(c):
+    """A config belongs to a resource type Kafka has; a topic's config, set, to a live topic
+    (the TopicRecord comes before the configs it is created with)."""
+    data, state = c.event.data, c.state
+    resource = data.get("resourceType")
+    if type(resource) is int and resource not in _CONFIG_RESOURCES:
+        return f"config {data.get('name')} of resource type {resource}, which Kafka does not have"
+    if (resource == _TOPIC_RESOURCE and data.get("value") is not None and state.history_from is None
+            and data.get("resourceName") not in state.topic_ids):
+        return f"config {data.get('name')} set for topic {data.get('resourceName')!r}, which does not exist"
+    return None
+
+
+@rule("kraft.producer-ids-to-registered-broker", on="record", records=("PRODUCER_IDS_RECORD",),
+      scope="cluster")
+def producer_ids_to_registered_broker(c):
+    """A producer-id block goes to a broker registered when it asks (the controller checks
+    the asking broker's epoch); -1 is a block taken over from outside the controller."""
+    data, state = c.event.data, c.state
+    broker = data.get("brokerId")
+    if type(broker) is not int or broker == -1 or state.history_from is not None or not state.brokers:
+        return None
+    if broker not in state.brokers:
+        return f"producer-id block handed to broker {broker}, which is not registered"
+    return None
+
+
+@rule("kraft.controller-registration-fields", on="record", records=("REGISTER_CONTROLLER_RECORD",),
+      scope="cluster")
+def controller_registration_fields(c):
+    """A controller registers with its node id, which is never negative."""
+    controller = c.event.data.get("controllerId")
+    if type(controller) is int and controller < 0:
+        return f"controller registered with id {controller}"
+    return None
+
+
+@rule("kraft.transaction-markers", on="record", scope="cluster",
+      records=("BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD"))
+def transaction_markers(c):
+    """Metadata transactions never nest: one begins only when none is open, and ends or is
+    aborted only when one is."""
+    open_now = c.state.transaction_open
+    if c.event.type == "BEGIN_TRANSACTION_RECORD":
+        return "a metadata transaction begins inside another" if open_now else None
+    return None if open_now else f"{c.event.type} with no metadata transaction open"

@@ -101,8 +101,8 @@ class EventLoop:
         self.snapshot_place: tuple[str, int, int] | None = None
         self.topology_blob: bytes | None = None  # stored form of the state but its partitions; None = changed
         # election_overdue is judged where an operation ends: the partitions it left leaderless,
-        # and every leaderless one when it changed a broker; a transaction defers the judgement
-        self.in_transaction = False
+        # and every leaderless one when it changed a broker; a transaction open (state.
+        # transaction_open, which the rules read too) defers the judgement
         self.overdue_pending: set[tuple[str, int]] = set()
         self.overdue_all = False
         self._batch: BatchInfo | None = None
@@ -489,7 +489,7 @@ class EventLoop:
                     if state.partitions[(t, p)].elr or state.partitions[(t, p)].last_known_elr)
             self._recheck_conditions(event, topics)
         elif etype == _TRANSACTION_OPEN or etype in _TRANSACTION_CLOSE:
-            self.in_transaction = state.transaction_open = etype == _TRANSACTION_OPEN
+            state.transaction_open = etype == _TRANSACTION_OPEN
         elif change.partitions:  # ClearElr and RemoveTopic arrive as cluster-scoped records
             elr_enabled = state.elr_enabled
             for before, after in change.partitions:
@@ -541,7 +541,7 @@ class EventLoop:
         end = _new(Site, (event.batch_last_offset, batch.timestamp_ms, None, event, None, None, None))
         self._run(self._rules_batch_end, end)
         self.findings.closing = None
-        if not self.in_transaction:
+        if not self.state.transaction_open:
             self._judge_overdue_elections(event.batch_last_offset, batch.timestamp_ms)
 
     def _judge_overdue_elections(self, offset: int, ms: int) -> None:
@@ -599,7 +599,7 @@ class EventLoop:
                 "active_controller": self.active_controller, "log_start_known": self.log_start_known,
                 "raft_epoch": self.raft_epoch, "raft_first_epoch": self.raft_first_epoch,
                 "raft_leaders": sorted(self.raft_leaders.items()),
-                "snapshot_place": self.snapshot_place, "in_transaction": self.in_transaction,
+                "snapshot_place": self.snapshot_place, "in_transaction": self.state.transaction_open,
                 "overdue_pending": sorted(self.overdue_pending), "overdue_all": self.overdue_all,
                 "snapshots_compared_to": self.snapshots_compared_to}
 
@@ -620,8 +620,7 @@ class EventLoop:
         self.raft_leaders = dict(stored.get("raft_leaders", ()))
         self.log_start_known = stored["log_start_known"]
         self.snapshot_place = stored["snapshot_place"]
-        self.in_transaction = stored.get("in_transaction", False)  # absent before format 3 kept it
-        self.state.transaction_open = self.in_transaction
+        self.state.transaction_open = stored.get("in_transaction", False)  # absent before format 3 kept it
         self.overdue_pending = {tuple(k) for k in stored.get("overdue_pending", ())}
         self.overdue_all = stored.get("overdue_all", False)
         self.snapshots_compared_to = stored.get("snapshots_compared_to", -1)  # absent before it was kept

@@ -510,6 +510,12 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
         return Mutant(cls, f"{rec(later).type} at {later[2]} moved before {earlier[2]}: {what}", m,
                       earlier[2], rtype=rec(later).type)
 
+    def removal_mistakes(made, gone, before_what):
+        """A removal without the record it removes, moved before it, or written twice."""
+        yield drop("missing-record", made, gone, "its removal")
+        yield move_before("reordered-record", gone, made, f"removed before it was {before_what}")
+        yield insert_after("extra-record", gone, "removed twice", Rec(rec(gone).type, 0, dict(rec(gone).data)))
+
     def pairs(create_type, remove_type, key):
         """(creation, the removal of what it created) pairs."""
         out = []
@@ -532,9 +538,7 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
                      _replaced(frames, p, Rec("REMOVE_ACCESS_CONTROL_ENTRY_RECORD", 0, {"id": rec(p).data["id"]})),
                      p[2], rtype=rec(p).type)
     for made, gone in pairs("ACCESS_CONTROL_ENTRY_RECORD", "REMOVE_ACCESS_CONTROL_ENTRY_RECORD", lambda d: d["id"]):
-        yield drop("missing-record", made, gone, "its removal")
-        yield move_before("reordered-record", gone, made, "removed before it was created")
-        yield insert_after("extra-record", gone, "removed twice", Rec(rec(gone).type, 0, dict(rec(gone).data)))
+        yield from removal_mistakes(made, gone, "created")
     for p in of("REMOVE_ACCESS_CONTROL_ENTRY_RECORD"):
         yield edit("wrong-value", p, "the id of no ACL", id="MutantAclIdAAAAAAAAAAA")
 
@@ -547,9 +551,7 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
         yield edit("unparseable-string", p, "an empty user name", name="")
     for made, gone in pairs("USER_SCRAM_CREDENTIAL_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
                             lambda d: (d["name"], d["mechanism"])):
-        yield drop("missing-record", made, gone, "its removal")
-        yield move_before("reordered-record", gone, made, "removed before it was created")
-        yield insert_after("extra-record", gone, "removed twice", Rec(rec(gone).type, 0, dict(rec(gone).data)))
+        yield from removal_mistakes(made, gone, "created")
     firsts = [p for p in _of_type(frames, pos, "USER_SCRAM_CREDENTIAL_RECORD")
               if not any(q[2] < p[2] and (rec(q).data["name"], rec(q).data["mechanism"]) ==
                          (rec(p).data["name"], rec(p).data["mechanism"])
@@ -574,9 +576,7 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
     for made, gone in pairs("CLIENT_QUOTA_RECORD", "CLIENT_QUOTA_RECORD", quota_key):
         if not rec(gone).data.get("remove") or rec(made).data.get("remove"):
             continue
-        yield drop("missing-record", made, gone, "its removal")
-        yield move_before("reordered-record", gone, made, "removed before it was set")
-        yield insert_after("extra-record", gone, "removed twice", Rec(rec(gone).type, 0, dict(rec(gone).data)))
+        yield from removal_mistakes(made, gone, "set")
 
     # -- delegation tokens: issued <= expires <= max life; a "type:name" owner; a removal only
     # of a token that exists
@@ -587,9 +587,7 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
         yield edit("overflow", p, "maximum life wrapped negative", maxTimestamp=-(2**63) + 1)
         yield edit("unparseable-string", p, "an owner without its type", owner="admin")
     for made, gone in pairs("DELEGATION_TOKEN_RECORD", "REMOVE_DELEGATION_TOKEN_RECORD", lambda d: d["tokenId"]):
-        yield drop("missing-record", made, gone, "its removal")
-        yield move_before("reordered-record", gone, made, "removed before it was created")
-        yield insert_after("extra-record", gone, "removed twice", Rec(rec(gone).type, 0, dict(rec(gone).data)))
+        yield from removal_mistakes(made, gone, "created")
     for p in of("REMOVE_DELEGATION_TOKEN_RECORD"):
         yield edit("wrong-value", p, "the id of no token", tokenId="MutantTokenIdAAAAAAAAA")
 

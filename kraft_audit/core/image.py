@@ -28,6 +28,10 @@ from kraft_audit.errors import RecordDecodeError
 # Resource values a snapshot writes although the log never wrote them: the image's
 # initial values (ZkMigrationStateRecord NONE is written into every snapshot).
 _INITIAL = {("zk-migration",): {"zkMigrationState": 0}}
+# kraft.version belongs to the Raft layer (its KRaftVersion control record): a broker's
+# image skips a FeatureLevelRecord of that name, so a snapshot never re-states one that a
+# controller wrote to the log (a real controller did, on a `--release-version` upgrade).
+_RAFT_FEATURE = "kraft.version"
 # Broker fields the controller keeps in its registration and re-writes whole in a snapshot.
 _BROKER_FLAGS = ("fenced", "inControlledShutdown")
 
@@ -111,6 +115,8 @@ class Image:
             self.entries[key] = d["value"]
 
     def _feature(self, d: dict) -> None:
+        if d.get("name") == _RAFT_FEATURE:
+            return
         if d.get("featureLevel", 0) == 0:
             self.entries.pop(("feature", d["name"]), None)
         else:

@@ -42,6 +42,8 @@ from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.image import verify_snapshots
 from kraft_audit.core.rules.catalog import Catalog, load_catalog
 from kraft_audit.core.rules.docs import MUTATION_CLASSES
+from kraft_audit.core.rules.directories import LOST as LOST_DIR
+from kraft_audit.core.rules.directories import UNASSIGNED as UNASSIGNED_DIR
 
 CONTROL_BIT = 0x20
 INT32_MAX = 2**31 - 1
@@ -622,6 +624,47 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
         yield edit("overflow", p, "resource type 127 (no such type)", resourceType=127)
     for p in of("CONFIG_RECORD", lambda r: r.data.get("resourceType") == 2):
         yield edit("wrong-value", p, "a config of no topic", resourceName="no-such-topic")
+        # deleting a topic drops its configs without a record; a removal names a live topic
+        yield edit("wrong-value", p, "a config of no topic removed", resourceName="no-such-topic", value=None)
+
+    # -- metadata.version goes down only across levels that changed no metadata format:
+    # lowered to 7 right after a level at 8 or above (8, 3.4-IV0, changed it)
+    for p in of("FEATURE_LEVEL_RECORD", lambda r: r.data.get("name") == "metadata.version"
+                and 8 <= r.data.get("featureLevel", 0) <= 30):
+        yield insert_after("wrong-value", p, "FeatureLevelRecord lowering metadata.version across a format change",
+                           Rec(rec(p).type, rec(p).version, {**rec(p).data, "featureLevel": 7}))
+
+    # -- log directories: a registration names its own directories once, none reserved; a
+    # replica is placed in a directory of its broker, one entry per replica
+    owners: dict[str, int] = {}
+    first_dirs: dict[int, int] = {}  # broker -> offset of its first registration with directories
+    for p in _of_type(frames, pos, "REGISTER_BROKER_RECORD", lambda r: bool(r.data.get("logDirs"))):
+        for directory in rec(p).data["logDirs"]:
+            owners.setdefault(directory, rec(p).data["brokerId"])
+        first_dirs.setdefault(rec(p).data["brokerId"], p[2])
+    for p in of("REGISTER_BROKER_RECORD", lambda r: bool(r.data.get("logDirs"))):
+        dirs = list(rec(p).data["logDirs"])
+        yield edit("wrong-value", p, "a reserved directory id (UNASSIGNED)", logDirs=dirs + [UNASSIGNED_DIR])
+        yield edit("wrong-value", p, "a directory twice", logDirs=dirs + dirs[:1])
+
+    def placed(r, off):
+        """A partition record whose replicas' brokers all registered directories before it."""
+        reps = r.data.get("replicas")
+        return (bool(r.data.get("directories")) and reps is not None and len(reps) == len(r.data["directories"])
+                and all(first_dirs.get(b, off) < off for b in reps))
+    for type_name in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
+        for p in of(type_name, lambda r: r.data.get("directories") and r.data.get("replicas") is not None):
+            if not placed(rec(p), p[2]):
+                continue
+            dirs = list(rec(p).data["directories"])
+            yield edit("wrong-value", p, "a replica placed in LOST", directories=[LOST_DIR] + dirs[1:])
+            if len(dirs) > 1:  # an empty list is no list (a record without directories)
+                yield edit("wrong-value", p, "a directory left out", directories=dirs[:-1])
+            broker = rec(p).data["replicas"][0]
+            other = next((dr for dr, b in owners.items() if b != broker), None)
+            if other is not None:
+                yield edit("wrong-value", p, "a replica placed in another broker's directory",
+                           directories=[other] + dirs[1:])
 
     # -- topic removals: of a topic that exists, once
     for p in of("REMOVE_TOPIC_RECORD"):

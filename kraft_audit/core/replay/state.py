@@ -136,6 +136,9 @@ class ClusterState:
         self.transaction_open = False
         # ("broker" | "controller", id) -> feature -> (min, max) its registration declares
         self.supported: dict[tuple[str, int], dict[str, tuple[int, int]]] = {}
+        # log directory id -> the broker that registered it last, kept after the broker drops
+        # it: a replica may still be placed in a directory its broker reported offline
+        self.dir_owner: dict[str, int] = {}
 
     # ------------------------------------------------------------------ stored form
 
@@ -148,7 +151,7 @@ class ClusterState:
                 "configs": self.configs, "features": self.features, "history_from": self.history_from,
                 "next_producer_id": self.next_producer_id, "acls": self.acls, "scram": sorted(self.scram),
                 "tokens": self.tokens, "supported": self.supported,
-                "quotas": list(self.quotas)}
+                "quotas": list(self.quotas), "dir_owner": self.dir_owner}
 
     @classmethod
     def restored(cls, settings: CoreSettings, topology: dict, partition_blobs: dict[int, bytes]) -> ClusterState:
@@ -169,6 +172,7 @@ class ClusterState:
         state.tokens = topology.get("tokens", {})
         state.quotas = {(tuple(map(tuple, e)), k) for e, k in topology.get("quotas", ())}
         state.supported = topology.get("supported", {})
+        state.dir_owner = topology.get("dir_owner", {})
         state.partitions = partition_table(partition_blobs)
         state.reconfigure(settings)
         return state
@@ -467,6 +471,8 @@ class ClusterState:
             True, before.last_shutdown if before else None, event.offset, event.timestamp_ms,
             before.last_shutdown_source if before else None, before.led_when_fenced if before else False,
             tuple(data.get("logDirs") or ()))
+        for directory in data.get("logDirs") or ():
+            self.dir_owner[directory] = broker_id
         self.supported[("broker", broker_id)] = feature_ranges(data)
         return Change((), before)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from kraft_audit.core.replay.state import acl_binding, feature_ranges, quota_key, token_kept
+from kraft_audit.core.rules.kraft import SNAPSHOT_SUFFIX
 from kraft_audit.core.rules.registry import rule
 
 # Codes of Kafka's ResourceType, PatternType, AclOperation and AclPermissionType that
@@ -289,6 +290,30 @@ def feature_level_fields(c):
     return None
 
 
+# metadata.version levels whose MetadataVersion.didMetadataChange is true on every Kafka line
+# that knows them (a level an unstable line flagged differently is left out), up to the
+# highest level known here; a downgrade across one of them is refused
+_MV_CHANGED = frozenset((1, 3, 5, 6, 7, 8, 11, 13, 14, 15, 17))
+_MV_KNOWN = 30
+
+
+@rule("kraft.metadata-version-downgrade", on="record", records=("FEATURE_LEVEL_RECORD",), scope="cluster")
+def metadata_version_downgrade(c):
+    """metadata.version is lowered only across levels that changed no metadata
+    (FeatureControlManager.updateMetadataVersion refuses the others)."""
+    data, event = c.event.data, c.event
+    if data.get("name") != "metadata.version" or SNAPSHOT_SUFFIX in event.source:
+        return None
+    current, level = c.state.metadata_version, data.get("featureLevel")
+    if type(current) is not int or type(level) is not int or not 0 < level < current <= _MV_KNOWN:
+        return None
+    changed = sorted(v for v in _MV_CHANGED if level < v <= current)
+    if not changed:
+        return None
+    return (f"metadata.version lowered from {current} to {level} across level(s) {changed}, "
+            "which changed the metadata format: Kafka refuses that downgrade")
+
+
 # Kafka's ConfigResource.Type codes: TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP
 _CONFIG_RESOURCES = {2: "topic", 4: "broker", 8: "broker logger", 16: "client metrics", 32: "group"}
 _TOPIC_RESOURCE = 2
@@ -296,15 +321,17 @@ _TOPIC_RESOURCE = 2
 
 @rule("kraft.config-resource-exists", on="record", records=("CONFIG_RECORD",), scope="cluster")
 def config_resource_exists(c):
-    """A config belongs to a resource type Kafka has; a topic's config, set, to a live topic
-    (the TopicRecord comes before the configs it is created with)."""
+    """A config belongs to a resource type Kafka has; a topic's config, set or removed, to a
+    live topic (the TopicRecord comes before the configs it is created with)."""
     data, state = c.event.data, c.state
     resource = data.get("resourceType")
     if type(resource) is int and resource not in _CONFIG_RESOURCES:
         return f"config {data.get('name')} of resource type {resource}, which Kafka does not have"
-    if (resource == _TOPIC_RESOURCE and data.get("value") is not None and state.history_from is None
+    # a removal too: deleting a topic drops its configs without a record
+    if (resource == _TOPIC_RESOURCE and state.history_from is None
             and data.get("resourceName") not in state.topic_ids):
-        return f"config {data.get('name')} set for topic {data.get('resourceName')!r}, which does not exist"
+        done = "set" if data.get("value") is not None else "removed"
+        return f"config {data.get('name')} {done} for topic {data.get('resourceName')!r}, which does not exist"
     return None
 
 

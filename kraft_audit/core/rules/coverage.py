@@ -32,7 +32,7 @@ CONDITIONS_MOVED = {
 
 # What replay does with each type (context for the rules), and what is not judged yet.
 USE = {
-    "REGISTER_BROKER_RECORD": "broker epoch, incarnation, fenced, directories online, features supported",
+    "REGISTER_BROKER_RECORD": "broker epoch, incarnation, fenced, directories online (who owns each), features supported",
     "UNREGISTER_BROKER_RECORD": "the broker leaves",
     "TOPIC_RECORD": "topic names and ids",
     "PARTITION_RECORD": "a partition created, or loaded from a snapshot",

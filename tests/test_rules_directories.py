@@ -1,0 +1,128 @@
+"""Log directories, metadata.version downgrades and topic config removals: for each rule, a
+synthetic log breaking the invariant is flagged at the record at fault, and the same log
+keeping it gives no finding."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+
+from kraft_audit.core.codec.logdir import LogDirWriter
+from kraft_audit.core.rules.directories import LOST, MIGRATING, UNASSIGNED, reserved
+from kraft_audit.testing.mutate import audit_log
+
+T0 = 1_700_000_000_000
+TOPIC = "T2RkZXJzVG9waWNJZDAwMQ"
+
+
+def uid(n: int) -> str:
+    return base64.urlsafe_b64encode(uuid.UUID(int=n).bytes).decode().rstrip("=")
+
+
+def d(broker: int, n: int = 0) -> str:
+    """Directory n of a broker: not a reserved id."""
+    return uid((broker << 80) + n)
+
+
+def register(broker: int, dirs: list[str]) -> tuple:
+    return ("REGISTER_BROKER_RECORD", 3, {
+        "brokerId": broker, "brokerEpoch": 10 + broker, "incarnationId": uid(100 + broker), "rack": None,
+        "fenced": False, "endPoints": [], "features": [], "logDirs": dirs})
+
+
+def partition(replicas: list[int], dirs: list[str]) -> tuple:
+    return ("PARTITION_RECORD", 1, {
+        "partitionId": 0, "topicId": TOPIC, "replicas": replicas, "isr": replicas, "removingReplicas": [],
+        "addingReplicas": [], "leader": replicas[0], "leaderEpoch": 0, "partitionEpoch": 0,
+        "directories": dirs})
+
+
+def change(**fields) -> tuple:
+    return ("PARTITION_CHANGE_RECORD", 2, {"partitionId": 0, "topicId": TOPIC, "leader": -2, **fields})
+
+
+def audit(path, batches):
+    """A log of batches of (type, version, data) after a metadata.version with directories
+    and brokers 1-3; the findings and each batch's first offset."""
+    writer = LogDirWriter(path, "c1")
+    writer.append_leader_change(1, T0, 1)
+    writer.append([("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version", "featureLevel": 21})], T0)
+    writer.append([register(b, [d(b), d(b, 1)]) for b in (1, 2, 3)], T0)
+    writer.append([("TOPIC_RECORD", 0, {"name": "orders", "topicId": TOPIC})], T0)
+    offsets = [writer.append(batch, T0 + i + 1)[0] for i, batch in enumerate(batches)]
+    writer.close()
+    return [(f.rule_id, f.offset) for f in audit_log(path)], offsets
+
+
+def test_reserved_ids_are_the_first_hundred():
+    assert reserved(MIGRATING) and reserved(UNASSIGNED) and reserved(LOST) and reserved(uid(99))
+    assert not reserved(uid(100)) and not reserved(d(1)) and not reserved("not a uuid")
+
+
+def test_a_registration_names_each_directory_once_none_reserved_none_another_brokers(tmp_path):
+    assert audit(tmp_path / "ok", [[register(4, [d(4), d(4, 1)])]])[0] == []
+    for name, dirs in (("twice", [d(4), d(4)]), ("reserved", [d(4), UNASSIGNED]), ("range", [uid(57)]),
+                       ("taken", [d(4), d(2, 1)])):
+        findings, at = audit(tmp_path / name, [[register(4, dirs)]])
+        assert findings == [("kraft.registration-log-dirs", at[0])], name
+    # a broker re-registering its own directories, or another's after that broker dropped it
+    drop = ("BROKER_REGISTRATION_CHANGE_RECORD", 2, {"brokerId": 2, "brokerEpoch": 12, "logDirs": [d(2)]})
+    assert audit(tmp_path / "again", [[register(1, [d(1)])], [drop], [register(4, [d(2, 1)])]])[0] == []
+
+
+def test_a_registration_change_only_drops_directories(tmp_path):
+    def change_dirs(dirs):
+        return [("BROKER_REGISTRATION_CHANGE_RECORD", 2, {"brokerId": 1, "brokerEpoch": 11, "logDirs": dirs})]
+    assert audit(tmp_path / "ok", [change_dirs([d(1, 1)])])[0] == []
+    findings, at = audit(tmp_path / "added", [change_dirs([d(1), d(1, 7)])])
+    assert findings == [("kraft.registration-log-dirs", at[0])]
+
+
+def test_directories_run_parallel_to_the_replicas(tmp_path):
+    kept = [[partition([1, 2], [d(1), UNASSIGNED])], [change(replicas=[1, 2, 3], directories=[d(1), d(2), MIGRATING],
+                                                            addingReplicas=[3])]]
+    assert audit(tmp_path / "ok", kept)[0] == []
+    findings, at = audit(tmp_path / "short", [[partition([1, 2], [d(1)])]])
+    assert findings == [("kraft.partition-directories", at[0])]
+    findings, at = audit(tmp_path / "long", [[partition([1, 2], [d(1), d(2)])], [change(directories=[d(1), d(2), d(3)])]])
+    assert findings == [("kraft.partition-directories", at[1])]
+
+
+def test_a_replica_is_placed_in_a_directory_of_its_broker(tmp_path):
+    for name, dirs in (("other", [d(1), d(1, 1)]), ("lost", [d(1), LOST]), ("reserved", [d(1), uid(42)]),
+                       ("unknown", [d(1), d(2, 9)])):
+        findings, at = audit(tmp_path / name, [[partition([1, 2], dirs)]])
+        assert findings == [("kraft.partition-directories", at[0])], name
+    # the broker reports its replica in another of its directories, then drops that one
+    # (offline) and re-registers without it: every entry stays a directory it registered
+    moved = [[partition([1, 2], [d(1), UNASSIGNED])], [change(directories=[d(1), d(2, 1)])],
+             [("BROKER_REGISTRATION_CHANGE_RECORD", 2, {"brokerId": 2, "brokerEpoch": 12, "logDirs": [d(2)]})],
+             [change(directories=[d(1, 1), d(2, 1)])], [register(2, [d(2)])], [change(isr=[1])]]
+    assert audit(tmp_path / "moved", moved)[0] == []
+    findings, at = audit(tmp_path / "stolen", moved[:2] + [[change(directories=[d(3), d(2, 1)])]])
+    assert findings == [("kraft.partition-directories", at[2])]
+
+
+def mv(level: int) -> list:
+    return [("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version", "featureLevel": level})]
+
+
+def test_metadata_version_goes_down_only_across_levels_that_changed_nothing(tmp_path):
+    # 21 (3.9-IV0) -> 18 (3.7-IV3): 19..21 changed no metadata
+    assert audit(tmp_path / "ok", [mv(18), mv(21)])[0] == []
+    findings, at = audit(tmp_path / "unsafe", [mv(14)])  # across 15 and 17
+    assert findings == [("kraft.metadata-version-downgrade", at[0])]
+    findings, at = audit(tmp_path / "safe", [mv(18), mv(17)])  # 18 itself changed nothing
+    assert findings == []
+    findings, at = audit(tmp_path / "down", [mv(18), mv(16)])  # across 17
+    assert findings == [("kraft.metadata-version-downgrade", at[1])]
+
+
+def test_a_topic_config_is_removed_only_for_a_live_topic(tmp_path):
+    def config(name, value):
+        return [("CONFIG_RECORD", 0, {"resourceType": 2, "resourceName": name, "name": "retention.ms",
+                                      "value": value})]
+    assert audit(tmp_path / "ok", [config("orders", "1000"), config("orders", None)])[0] == []
+    findings, at = audit(tmp_path / "gone", [[("REMOVE_TOPIC_RECORD", 0, {"topicId": TOPIC})],
+                                             config("orders", None)])
+    assert findings == [("kraft.config-resource-exists", at[1])]

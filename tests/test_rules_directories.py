@@ -126,3 +126,12 @@ def test_a_topic_config_is_removed_only_for_a_live_topic(tmp_path):
     findings, at = audit(tmp_path / "gone", [[("REMOVE_TOPIC_RECORD", 0, {"topicId": TOPIC})],
                                              config("orders", None)])
     assert findings == [("kraft.config-resource-exists", at[1])]
+
+
+def test_a_controller_is_unregistered_only_while_registered(tmp_path):
+    ctl = ("REGISTER_CONTROLLER_RECORD", 0, {"controllerId": 3001, "incarnationId": uid(300), "zkMigrationReady": False,
+                                             "endPoints": [], "features": []})
+    gone = ("UNREGISTER_CONTROLLER_RECORD", 0, {"controllerId": 3001})
+    assert audit(tmp_path / "ok", [[ctl], [gone]])[0] == []
+    findings, at = audit(tmp_path / "never", [[gone]])
+    assert findings == [("kraft.unregister-controller-registered", at[0])]

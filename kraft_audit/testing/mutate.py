@@ -627,6 +627,13 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
         # deleting a topic drops its configs without a record; a removal names a live topic
         yield edit("wrong-value", p, "a config of no topic removed", resourceName="no-such-topic", value=None)
 
+    # -- controller unregistrations: of a registered controller
+    for p in of("UNREGISTER_CONTROLLER_RECORD"):
+        yield edit("wrong-value", p, "a controller never registered", controllerId=9999)
+    for p in of("REGISTER_CONTROLLER_RECORD"):
+        yield insert_after("extra-record", p, "UnregisterControllerRecord of a controller never registered",
+                           Rec("UNREGISTER_CONTROLLER_RECORD", 0, {"controllerId": 9999}))
+
     # -- metadata.version goes down only across levels that changed no metadata format:
     # lowered to 7 right after a level at 8 or above (8, 3.4-IV0, changed it)
     for p in of("FEATURE_LEVEL_RECORD", lambda r: r.data.get("name") == "metadata.version"

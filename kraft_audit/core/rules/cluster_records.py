@@ -368,3 +368,16 @@ def transaction_markers(c):
     if c.event.type == "BEGIN_TRANSACTION_RECORD":
         return "a metadata transaction begins inside another" if open_now else None
     return None if open_now else f"{c.event.type} with no metadata transaction open"
+
+
+@rule("kraft.unregister-controller-registered", on="record", records=("UNREGISTER_CONTROLLER_RECORD",),
+      scope="cluster")
+def unregister_controller_registered(c):
+    """An UnregisterControllerRecord names a registered controller (UnregisterBrokerRecord's
+    twin, whose broker replay requires: input.unknown-broker)."""
+    controller, state = c.event.data.get("controllerId"), c.state
+    if type(controller) is not int or state.history_from is not None:
+        return None
+    if ("controller", controller) not in state.supported:
+        return f"controller {controller} unregistered, which is not registered"
+    return None

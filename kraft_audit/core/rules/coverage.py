@@ -11,7 +11,7 @@ image (`kraft.snapshot-equals-log`), every record type in it included.
 from __future__ import annotations
 
 from kraft_audit.core.rules.catalog import Catalog
-from kraft_audit.core.rules.registry import ON_PARTITION, ON_PARTITION_BATCH_END, PARTITION_RECORDS
+from kraft_audit.core.rules.registry import ON_INPUT, ON_PARTITION, ON_PARTITION_BATCH_END, PARTITION_RECORDS
 
 # Conditions (docs/metrics.md) that each record type can open or close.
 CONDITIONS_MOVED = {
@@ -67,6 +67,19 @@ USE = {
 }
 
 
+# Input rules judge what replay refuses; these record types name a topic or broker that
+# must exist (replay raises unknown-topic / unknown-broker for them)
+INPUT_READERS = {
+    "PARTITION_RECORD": ("input.unknown-topic",),
+    "CLEAR_ELR_RECORD": ("input.unknown-topic",),
+    "REMOVE_TOPIC_RECORD": ("input.unknown-topic",),
+    "UNREGISTER_BROKER_RECORD": ("input.unknown-broker",),
+    "FENCE_BROKER_RECORD": ("input.unknown-broker",),
+    "UNFENCE_BROKER_RECORD": ("input.unknown-broker",),
+    "BROKER_REGISTRATION_CHANGE_RECORD": ("input.unknown-broker",),
+}
+
+
 def rules_by_record_type(catalog: Catalog) -> dict[str, list[str]]:
     """Record type -> ids of the rules that read it, in catalog order."""
     readers: dict[str, list[str]] = {t: [] for t in USE}
@@ -76,4 +89,8 @@ def rules_by_record_type(catalog: Catalog) -> dict[str, list[str]]:
             types = PARTITION_RECORDS
         for t in types:
             readers.setdefault(t, []).append(spec.rule_id)
+        if spec.impl.on == ON_INPUT:
+            for t, ids in INPUT_READERS.items():
+                if spec.rule_id in ids:
+                    readers.setdefault(t, []).append(spec.rule_id)
     return readers

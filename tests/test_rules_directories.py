@@ -135,3 +135,25 @@ def test_a_controller_is_unregistered_only_while_registered(tmp_path):
     assert audit(tmp_path / "ok", [[ctl], [gone]])[0] == []
     findings, at = audit(tmp_path / "never", [[gone]])
     assert findings == [("kraft.unregister-controller-registered", at[0])]
+
+
+def test_kraft_version_is_legal_never_lowered_and_voters_need_it(tmp_path):
+    def log(path, records):
+        writer = LogDirWriter(path, "c1")
+        writer.append_leader_change(1, T0, 1)
+        offsets = [writer.append_control(t, {"version": 0, **data}, T0 + i, 1) for i, (t, data) in enumerate(records)]
+        writer.close()
+        return [(f.rule_id, f.offset) for f in audit_log(path)], offsets
+
+    def voters(*ids):
+        return ("KRAFT_VOTERS", {"voters": [{"voterId": v, "voterDirectoryId": uid(500 + v), "endpoints": [],
+                                              "kRaftVersionFeature": {"minSupportedVersion": 0,
+                                                                      "maxSupportedVersion": 1}} for v in ids]})
+    up = ("KRAFT_VERSION", {"kRaftVersion": 1})
+    assert log(tmp_path / "ok", [up, voters(1, 2, 3), up, voters(1, 2)])[0] == []
+    for name, records in (("twice", [up, voters(1, 2, 2)]), ("empty", [up, voters()]),
+                          ("level", [("KRAFT_VERSION", {"kRaftVersion": 2})]),
+                          ("lowered", [up, ("KRAFT_VERSION", {"kRaftVersion": 0})]),
+                          ("static", [("KRAFT_VERSION", {"kRaftVersion": 0}), voters(1)])):
+        findings, at = log(tmp_path / name, records)
+        assert findings == [("kraft.kraft-version-voters", at[-1])], name

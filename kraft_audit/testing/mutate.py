@@ -36,7 +36,8 @@ from kraft_audit.core.codec.logdir import (BOOTSTRAP_CHECKPOINT, META_PROPERTIES
                                            LogDirWriter, list_segments, list_snapshots, metadata_dir,
                                            read_file_events, read_log_dir, read_meta_properties,
                                            segment_name)
-from kraft_audit.core.codec.records import encode_value
+from kraft_audit.core.codec.records import decode_control, encode_control, encode_value
+from kraft_audit.core.codec.schemas import CONTROL_BY_NAME
 from kraft_audit.core.codec.schemas import upper_snake
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.image import verify_snapshots
@@ -633,6 +634,23 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
     for p in of("REGISTER_CONTROLLER_RECORD"):
         yield insert_after("extra-record", p, "UnregisterControllerRecord of a controller never registered",
                            Rec("UNREGISTER_CONTROLLER_RECORD", 0, {"controllerId": 9999}))
+
+    # -- Raft control records: kraft.version never goes down; a voter set names each voter once
+    def control(type_name, data):
+        key, value = encode_control(type_name, {"version": 0, **data})
+        return Rec(type_name, 0, None, key, value)
+    for p in _sample(_of_type(frames, pos, "KRAFT_VERSION"), per_kind, rng):
+        level = decode_control(CONTROL_BY_NAME["KRAFT_VERSION"].control_type, rec(p).value)[2].get("kRaftVersion")
+        if level:
+            yield insert_after("extra-record", p, "KRaftVersion 0 after a higher level (a downgrade)",
+                               control("KRAFT_VERSION", {"kRaftVersion": 0}))
+    for p in _sample(_of_type(frames, pos, "KRAFT_VOTERS"), per_kind, rng):
+        data = decode_control(CONTROL_BY_NAME["KRAFT_VOTERS"].control_type, rec(p).value)[2]
+        voters = data.get("voters") or []
+        if voters:
+            m = _copy(frames)
+            m[p[0]].records[p[1]] = control("KRAFT_VOTERS", {**data, "voters": voters + voters[:1]})
+            yield Mutant("wrong-value", f"KRAFT_VOTERS at {p[2]}: a voter named twice", m, p[2], rtype="KRAFT_VOTERS")
 
     # -- metadata.version goes down only across levels that changed no metadata format:
     # lowered to 7 right after a level at 8 or above (8, 3.4-IV0, changed it)

@@ -139,6 +139,8 @@ class ClusterState:
         # log directory id -> the broker that registered it last, kept after the broker drops
         # it: a replica may still be placed in a directory its broker reported offline
         self.dir_owner: dict[str, int] = {}
+        # the newest KRaftVersion control record's level; None until the input shows one
+        self.kraft_version: int | None = None
 
     # ------------------------------------------------------------------ stored form
 
@@ -151,7 +153,8 @@ class ClusterState:
                 "configs": self.configs, "features": self.features, "history_from": self.history_from,
                 "next_producer_id": self.next_producer_id, "acls": self.acls, "scram": sorted(self.scram),
                 "tokens": self.tokens, "supported": self.supported,
-                "quotas": list(self.quotas), "dir_owner": self.dir_owner}
+                "quotas": list(self.quotas), "dir_owner": self.dir_owner,
+                "kraft_version": self.kraft_version}
 
     @classmethod
     def restored(cls, settings: CoreSettings, topology: dict, partition_blobs: dict[int, bytes]) -> ClusterState:
@@ -173,6 +176,7 @@ class ClusterState:
         state.quotas = {(tuple(map(tuple, e)), k) for e, k in topology.get("quotas", ())}
         state.supported = topology.get("supported", {})
         state.dir_owner = topology.get("dir_owner", {})
+        state.kraft_version = topology.get("kraft_version")
         state.partitions = partition_table(partition_blobs)
         state.reconfigure(settings)
         return state
@@ -422,6 +426,12 @@ class ClusterState:
             return self.features.get(ELR_FEATURE, 0) >= 1
         return configured and (self.metadata_version or 0) >= MV_4_0_IV1
 
+    def _kraft_version(self, event: MetadataEvent) -> Change:
+        level = event.data.get("kRaftVersion")
+        if type(level) is int:
+            self.kraft_version = level
+        return NO_CHANGE
+
     def _producer_ids(self, event: MetadataEvent) -> Change:
         _check_types(event.data, nextProducerId=int)
         self.next_producer_id = event.data["nextProducerId"]
@@ -577,6 +587,7 @@ def token_kept(data: dict) -> tuple:
 
 
 _HANDLERS = {
+    "KRAFT_VERSION": ClusterState._kraft_version,
     "ACCESS_CONTROL_ENTRY_RECORD": ClusterState._acl,
     "REGISTER_CONTROLLER_RECORD": ClusterState._register_controller,
     "UNREGISTER_CONTROLLER_RECORD": ClusterState._unregister_controller,

@@ -381,3 +381,31 @@ def unregister_controller_registered(c):
     if ("controller", controller) not in state.supported:
         return f"controller {controller} unregistered, which is not registered"
     return None
+
+
+# KRaftVersion's levels: 0 (a static voter set) and 1 (voters in the log, KIP-853)
+KRAFT_VERSIONS = (0, 1)
+
+
+@rule("kraft.kraft-version-voters", on="record", records=("KRAFT_VERSION", "KRAFT_VOTERS"), scope="cluster")
+def kraft_version_voters(c):
+    """kraft.version is a level Kafka has and never goes down; a Voters record names at
+    least one voter, each once, and appears only at a kraft.version that keeps voters."""
+    data, state = c.event.data, c.state
+    if c.event.type == "KRAFT_VERSION":
+        level = data.get("kRaftVersion")
+        if type(level) is not int:
+            return None
+        if level not in KRAFT_VERSIONS:
+            return f"kraft.version {level}, not a level Kafka has ({', '.join(map(str, KRAFT_VERSIONS))})"
+        if state.kraft_version is not None and level < state.kraft_version:
+            return f"kraft.version lowered from {state.kraft_version} to {level}; it cannot be downgraded"
+        return None
+    voters = [v.get("voterId") for v in data.get("voters") or ()]
+    if not voters:
+        return "a Voters record with no voter"
+    if len(set(voters)) != len(voters):
+        return f"a Voters record names voters {voters}, one twice"
+    if state.kraft_version == 0:
+        return f"a Voters record {voters} while kraft.version is 0 (a static voter set, not in the log)"
+    return None

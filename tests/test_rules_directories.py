@@ -1,4 +1,5 @@
-"""Log directories, metadata.version downgrades and topic config removals: for each rule, a
+"""Log directories, metadata.version downgrades, topic config removals, controller
+unregistrations, kraft.version and voters, and a snapshot's frame: for each rule, a
 synthetic log breaking the invariant is flagged at the record at fault, and the same log
 keeping it gives no finding."""
 
@@ -6,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import uuid
+from pathlib import Path
 
 from kraft_audit.core.codec.logdir import LogDirWriter
 from kraft_audit.core.rules.directories import LOST, MIGRATING, UNASSIGNED, reserved
@@ -157,3 +159,29 @@ def test_kraft_version_is_legal_never_lowered_and_voters_need_it(tmp_path):
                           ("static", [("KRAFT_VERSION", {"kRaftVersion": 0}), voters(1)])):
         findings, at = log(tmp_path / name, records)
         assert findings == [("kraft.kraft-version-voters", at[-1])], name
+
+
+def test_a_snapshot_opens_with_its_header_and_closes_with_its_footer(tmp_path):
+    import shutil
+
+    from kraft_audit.core.codec.batches import Batch, iter_batches
+    from kraft_audit.core.codec.logdir import list_snapshots, metadata_dir
+    from kraft_audit.core.image import comparison_from_plain, comparison_to_plain, verify_snapshots
+
+    source = next(p for p in (Path(__file__).parent / "fixtures" / "kraft-real").iterdir()
+                  if p.is_dir() and list_snapshots(metadata_dir(p)))
+    for name in ("whole", "headless", "footless"):
+        shutil.copytree(source, tmp_path / name)
+    assert audit_log(tmp_path / "whole") == []
+    end, _epoch, snap = list_snapshots(metadata_dir(tmp_path / "headless"))[0]
+    raw = snap.read_bytes()
+    batches = [b for b in iter_batches(raw) if isinstance(b, Batch)]
+    snap.write_bytes(raw[batches[0].position + batches[0].size:])
+    foot = list_snapshots(metadata_dir(tmp_path / "footless"))[0][2]
+    foot.write_bytes(raw[:batches[-1].position])
+    for name, says in (("headless", "not a SnapshotHeader"), ("footless", "not a SnapshotFooter")):
+        findings = audit_log(tmp_path / name)
+        assert [(f.rule_id, f.offset) for f in findings] == [("kraft.snapshot-framing", end - 1)], name
+        assert says in findings[0].message
+        comparison = next(verify_snapshots(tmp_path / name))
+        assert comparison_from_plain(comparison_to_plain(comparison)).framing == comparison.framing != ()

@@ -123,7 +123,9 @@ def write_log(source: Path, frames: list[Frame], target: Path,
         offset += len(values)
     (out / segment_name(0)).write_bytes(b"".join(parts))
     for _end, _epoch, snap in list_snapshots(src):
-        if snapshots and snap.name in snapshots:
+        if snapshots and isinstance(snapshots.get(snap.name), bytes):  # the file as it is to be
+            (out / snap.name).write_bytes(snapshots[snap.name])
+        elif snapshots and snap.name in snapshots:
             rewrite_snapshot(snap, out / snap.name, snapshots[snap.name])
         else:
             shutil.copy(snap, out / snap.name)
@@ -454,6 +456,17 @@ def _generate_partitions(log_dir: Path, frames: list[Frame], pos, per_kind: int,
 
     # -- snapshot differs from its log
     src = metadata_dir(log_dir)
+    for end, _epoch, snap in _sample(list_snapshots(src), per_kind, rng):
+        # the writer's frame broken: the header's batch or the footer's batch left out
+        raw = snap.read_bytes()
+        batches = [b for b in iter_batches(raw) if isinstance(b, Batch)]
+        if len(batches) > 2:
+            head, foot = batches[0], batches[-1]
+            cut = {"without its SnapshotHeader": raw[head.position + head.size:],
+                   "cut before its SnapshotFooter": raw[:foot.position]}
+            for what, body in cut.items():
+                yield Mutant("snapshot-differs", f"{snap.name} {what}", _copy(frames), end - 1, {snap.name: body},
+                             rtype="SNAPSHOT_HEADER" if "Header" in what else "SNAPSHOT_FOOTER")
     for end, _epoch, snap in list_snapshots(src):
         records, _e, _ms = snapshot_records(snap)
         parts = [i for i, (t, _v, _d) in enumerate(records) if t == "PARTITION_RECORD"]

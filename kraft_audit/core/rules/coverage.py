@@ -61,9 +61,9 @@ USE = {
     "UNREGISTER_CONTROLLER_RECORD": "its features no longer count",
     "LEADER_CHANGE": "the active controller; its voters",
     "SNAPSHOT_HEADER": "where a snapshot's records belong (its last contained time)",
-    "SNAPSHOT_FOOTER": "counted",
-    "KRAFT_VERSION": "counted, not judged",
-    "KRAFT_VOTERS": "counted, not judged",
+    "SNAPSHOT_FOOTER": "counted; a compared snapshot must end with one",
+    "KRAFT_VERSION": "the kraft.version level (Voters records are judged against it)",
+    "KRAFT_VOTERS": "counted",
 }
 
 

@@ -136,7 +136,7 @@ def test_a_controller_is_unregistered_only_while_registered(tmp_path):
     gone = ("UNREGISTER_CONTROLLER_RECORD", 0, {"controllerId": 3001})
     assert audit(tmp_path / "ok", [[ctl], [gone]])[0] == []
     findings, at = audit(tmp_path / "never", [[gone]])
-    assert findings == [("kraft.unregister-controller-registered", at[0])]
+    assert findings == [("kraft.record-names-registered-node", at[0])]
 
 
 def test_kraft_version_is_legal_never_lowered_and_voters_need_it(tmp_path):
@@ -185,3 +185,14 @@ def test_a_snapshot_opens_with_its_header_and_closes_with_its_footer(tmp_path):
         assert says in findings[0].message
         comparison = next(verify_snapshots(tmp_path / name))
         assert comparison_from_plain(comparison_to_plain(comparison)).framing == comparison.framing != ()
+
+
+def test_nothing_names_a_broker_after_its_registration_is_removed(tmp_path):
+    gone = ("UNREGISTER_BROKER_RECORD", 0, {"brokerId": 3, "brokerEpoch": 13})
+    fence = ("FENCE_BROKER_RECORD", 0, {"id": 3, "epoch": 13})
+    assert audit(tmp_path / "ok", [[fence], [gone], [register(3, [d(3)])], [fence]])[0] == []
+    for name, after in (("twice", gone), ("fenced", fence),
+                        ("changed", ("BROKER_REGISTRATION_CHANGE_RECORD", 2, {"brokerId": 3, "brokerEpoch": 13,
+                                                                              "fenced": 1}))):
+        findings, at = audit(tmp_path / name, [[gone], [after]])
+        assert findings == [("kraft.record-names-registered-node", at[1])], name

@@ -648,6 +648,13 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
         yield insert_after("extra-record", p, "UnregisterControllerRecord of a controller never registered",
                            Rec("UNREGISTER_CONTROLLER_RECORD", 0, {"controllerId": 9999}))
 
+    # -- a broker whose registration is gone: nothing more is written about it until it registers
+    for p in of("UNREGISTER_BROKER_RECORD"):
+        d = rec(p).data
+        yield insert_after("extra-record", p, "the broker unregistered twice", Rec(rec(p).type, 0, dict(d)))
+        yield insert_after("extra-record", p, "FenceBrokerRecord of a broker no longer registered",
+                           Rec("FENCE_BROKER_RECORD", 0, {"id": d["brokerId"], "epoch": d["brokerEpoch"]}))
+
     # -- Raft control records: kraft.version never goes down; a voter set names each voter once
     def control(type_name, data):
         key, value = encode_control(type_name, {"version": 0, **data})

@@ -13,7 +13,7 @@ import math
 
 from kraft_audit.core.replay.state import acl_binding, feature_ranges, quota_key, token_kept
 from kraft_audit.core.rules.kraft import SNAPSHOT_SUFFIX
-from kraft_audit.core.rules.registry import rule
+from kraft_audit.core.rules.registry import Finding, rule
 
 # Codes of Kafka's ResourceType, PatternType, AclOperation and AclPermissionType that
 # only a filter may hold: a stored ACL names one concrete value
@@ -370,16 +370,29 @@ def transaction_markers(c):
     return None if open_now else f"{c.event.type} with no metadata transaction open"
 
 
-@rule("kraft.unregister-controller-registered", on="record", records=("UNREGISTER_CONTROLLER_RECORD",),
-      scope="cluster")
-def unregister_controller_registered(c):
-    """An UnregisterControllerRecord names a registered controller (UnregisterBrokerRecord's
-    twin, whose broker replay requires: input.unknown-broker)."""
-    controller, state = c.event.data.get("controllerId"), c.state
-    if type(controller) is not int or state.history_from is not None:
+# the broker records replay refuses (ClusterControlManager throws) once the registration is gone
+_LATER_BROKER_RECORDS = ("UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD",
+                         "BROKER_REGISTRATION_CHANGE_RECORD")
+
+
+@rule("kraft.record-names-registered-node", on="record", scope="cluster",
+      records=("UNREGISTER_CONTROLLER_RECORD",) + _LATER_BROKER_RECORDS)
+def record_names_registered_node(c):
+    """An unregistration, fence, unfence or registration change names a node whose
+    registration is live (a broker never registered at all is input.unknown-broker's)."""
+    event, data, state = c.event, c.event.data, c.state
+    if state.history_from is not None:
         return None
-    if ("controller", controller) not in state.supported:
-        return f"controller {controller} unregistered, which is not registered"
+    if event.type == "UNREGISTER_CONTROLLER_RECORD":
+        controller = data.get("controllerId")
+        if type(controller) is int and ("controller", controller) not in state.supported:
+            return f"controller {controller} unregistered, which is not registered"
+        return None
+    broker_id = data.get("id", data.get("brokerId"))
+    broker = state.brokers.get(broker_id)
+    if broker is not None and not broker.registered:
+        return Finding(f"{event.type} for broker {broker_id}, whose registration was removed at offset "
+                       f"{broker.offset}", broker_id=broker_id)
     return None
 
 

@@ -249,8 +249,9 @@ class EventLoop:
             self._log_dirs(event)
         elif kind == KIND_SNAPSHOT_COMPARISON:
             self._shipped_comparison(event)
-        else:  # Raft control records: nothing to replay; a leader change names the active controller
+        else:  # Raft control records: a leader change names the active controller
             self._judge_record(event, None)
+            self.state.apply(event)  # a KRaftVersion sets the level the Raft rules read
             if event.type == "LEADER_CHANGE" and isinstance(event.data.get("leaderId"), int):
                 self.active_controller = leader = event.data["leaderId"]
                 epoch = event.leader_epoch

@@ -290,6 +290,8 @@ class SnapshotComparison(NamedTuple):
     timestamp_ms: int
     replayed_from: str  # "offset 0" or the earlier snapshot the replay started from
     differences: list[Difference]
+    # how the file breaks the snapshot's frame (a SnapshotHeader first, a SnapshotFooter last)
+    framing: tuple[str, ...] = ()
 
 
 def verify_snapshots(path: str | os.PathLike, cluster_id: str | None = None,
@@ -332,9 +334,33 @@ def verify_snapshots(path: str | os.PathLike, cluster_id: str | None = None,
                 break
         if reached < end - 1:
             return  # the log ends before this snapshot does: nothing to compare it with
-        theirs = image_of(read_file_events(snap, cluster_id))
+        ends: list = []
+        theirs = image_of(_framed(read_file_events(snap, cluster_id), ends))
         yield SnapshotComparison(snap.name, end, _snapshot_time(snap, cluster_id, last_ms),
-                                 replayed_from, image.diff(theirs))
+                                 replayed_from, image.diff(theirs), _framing(*ends))
+
+
+def _framed(events, ends: list):
+    """The events, passed through; `ends` gets the types of the first and the last."""
+    first = last = None
+    for event in events:
+        if isinstance(event, MetadataEvent):
+            if first is None:
+                first = event.type
+            last = event.type
+        yield event
+    ends.extend((first, last))
+
+
+def _framing(first: str | None, last: str | None) -> tuple[str, ...]:
+    """Raft's snapshot writer opens every snapshot with a SnapshotHeader and closes it with a
+    SnapshotFooter (the reader refuses a snapshot without the header)."""
+    problems = []
+    if first != "SNAPSHOT_HEADER":
+        problems.append(f"starts with {first or 'nothing'}, not a SnapshotHeader")
+    if last != "SNAPSHOT_FOOTER":
+        problems.append(f"ends with {last or 'nothing'}, not a SnapshotFooter")
+    return tuple(problems)
 
 
 # A comparison as JSON-able plain data and back (the shipper sends it through the topic):
@@ -374,7 +400,7 @@ def comparison_to_plain(comparison: SnapshotComparison) -> dict:
     return {"file": comparison.file, "endOffset": comparison.end_offset,
             "timestampMs": comparison.timestamp_ms, "replayedFrom": comparison.replayed_from,
             "differences": [[_to_plain(d.resource), _to_plain(d.log_value), _to_plain(d.snapshot_value)]
-                            for d in comparison.differences]}
+                            for d in comparison.differences], "framing": list(comparison.framing)}
 
 
 def comparison_from_plain(data: dict) -> SnapshotComparison:
@@ -383,7 +409,8 @@ def comparison_from_plain(data: dict) -> SnapshotComparison:
         differences = [Difference(tuple(_from_plain(r)), _from_plain(a), _from_plain(b))
                        for r, a, b in data["differences"]]
         return SnapshotComparison(str(data["file"]), int(data["endOffset"]), int(data["timestampMs"]),
-                                  str(data["replayedFrom"]), differences)
+                                  str(data["replayedFrom"]), differences,
+                                  tuple(str(p) for p in data.get("framing") or ()))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RecordDecodeError(f"not a snapshot comparison: {type(exc).__name__}: {exc}") from None
 

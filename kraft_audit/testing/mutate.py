@@ -36,12 +36,15 @@ from kraft_audit.core.codec.logdir import (BOOTSTRAP_CHECKPOINT, META_PROPERTIES
                                            LogDirWriter, list_segments, list_snapshots, metadata_dir,
                                            read_file_events, read_log_dir, read_meta_properties,
                                            segment_name)
-from kraft_audit.core.codec.records import encode_value
+from kraft_audit.core.codec.records import decode_control, encode_control, encode_value
+from kraft_audit.core.codec.schemas import CONTROL_BY_NAME
 from kraft_audit.core.codec.schemas import upper_snake
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.image import verify_snapshots
 from kraft_audit.core.rules.catalog import Catalog, load_catalog
 from kraft_audit.core.rules.docs import MUTATION_CLASSES
+from kraft_audit.core.rules.directories import LOST as LOST_DIR
+from kraft_audit.core.rules.directories import UNASSIGNED as UNASSIGNED_DIR
 
 CONTROL_BIT = 0x20
 INT32_MAX = 2**31 - 1
@@ -120,7 +123,9 @@ def write_log(source: Path, frames: list[Frame], target: Path,
         offset += len(values)
     (out / segment_name(0)).write_bytes(b"".join(parts))
     for _end, _epoch, snap in list_snapshots(src):
-        if snapshots and snap.name in snapshots:
+        if snapshots and isinstance(snapshots.get(snap.name), bytes):  # the file as it is to be
+            (out / snap.name).write_bytes(snapshots[snap.name])
+        elif snapshots and snap.name in snapshots:
             rewrite_snapshot(snap, out / snap.name, snapshots[snap.name])
         else:
             shutil.copy(snap, out / snap.name)
@@ -451,6 +456,17 @@ def _generate_partitions(log_dir: Path, frames: list[Frame], pos, per_kind: int,
 
     # -- snapshot differs from its log
     src = metadata_dir(log_dir)
+    for end, _epoch, snap in _sample(list_snapshots(src), per_kind, rng):
+        # the writer's frame broken: the header's batch or the footer's batch left out
+        raw = snap.read_bytes()
+        batches = [b for b in iter_batches(raw) if isinstance(b, Batch)]
+        if len(batches) > 2:
+            head, foot = batches[0], batches[-1]
+            cut = {"without its SnapshotHeader": raw[head.position + head.size:],
+                   "cut before its SnapshotFooter": raw[:foot.position]}
+            for what, body in cut.items():
+                yield Mutant("snapshot-differs", f"{snap.name} {what}", _copy(frames), end - 1, {snap.name: body},
+                             rtype="SNAPSHOT_HEADER" if "Header" in what else "SNAPSHOT_FOOTER")
     for end, _epoch, snap in list_snapshots(src):
         records, _e, _ms = snapshot_records(snap)
         parts = [i for i, (t, _v, _d) in enumerate(records) if t == "PARTITION_RECORD"]
@@ -622,6 +638,78 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
         yield edit("overflow", p, "resource type 127 (no such type)", resourceType=127)
     for p in of("CONFIG_RECORD", lambda r: r.data.get("resourceType") == 2):
         yield edit("wrong-value", p, "a config of no topic", resourceName="no-such-topic")
+        # deleting a topic drops its configs without a record; a removal names a live topic
+        yield edit("wrong-value", p, "a config of no topic removed", resourceName="no-such-topic", value=None)
+
+    # -- controller unregistrations: of a registered controller
+    for p in of("UNREGISTER_CONTROLLER_RECORD"):
+        yield edit("wrong-value", p, "a controller never registered", controllerId=9999)
+    for p in of("REGISTER_CONTROLLER_RECORD"):
+        yield insert_after("extra-record", p, "UnregisterControllerRecord of a controller never registered",
+                           Rec("UNREGISTER_CONTROLLER_RECORD", 0, {"controllerId": 9999}))
+
+    # -- a broker whose registration is gone: nothing more is written about it until it registers
+    for p in of("UNREGISTER_BROKER_RECORD"):
+        d = rec(p).data
+        yield insert_after("extra-record", p, "the broker unregistered twice", Rec(rec(p).type, 0, dict(d)))
+        yield insert_after("extra-record", p, "FenceBrokerRecord of a broker no longer registered",
+                           Rec("FENCE_BROKER_RECORD", 0, {"id": d["brokerId"], "epoch": d["brokerEpoch"]}))
+
+    # -- Raft control records: kraft.version never goes down; a voter set names each voter once
+    def control(type_name, data):
+        key, value = encode_control(type_name, {"version": 0, **data})
+        return Rec(type_name, 0, None, key, value)
+    for p in _sample(_of_type(frames, pos, "KRAFT_VERSION"), per_kind, rng):
+        level = decode_control(CONTROL_BY_NAME["KRAFT_VERSION"].control_type, rec(p).value)[2].get("kRaftVersion")
+        if level:
+            yield insert_after("extra-record", p, "KRaftVersion 0 after a higher level (a downgrade)",
+                               control("KRAFT_VERSION", {"kRaftVersion": 0}))
+    for p in _sample(_of_type(frames, pos, "KRAFT_VOTERS"), per_kind, rng):
+        data = decode_control(CONTROL_BY_NAME["KRAFT_VOTERS"].control_type, rec(p).value)[2]
+        voters = data.get("voters") or []
+        if voters:
+            m = _copy(frames)
+            m[p[0]].records[p[1]] = control("KRAFT_VOTERS", {**data, "voters": voters + voters[:1]})
+            yield Mutant("wrong-value", f"KRAFT_VOTERS at {p[2]}: a voter named twice", m, p[2], rtype="KRAFT_VOTERS")
+
+    # -- metadata.version goes down only across levels that changed no metadata format:
+    # lowered to 7 right after a level at 8 or above (8, 3.4-IV0, changed it)
+    for p in of("FEATURE_LEVEL_RECORD", lambda r: r.data.get("name") == "metadata.version"
+                and 8 <= r.data.get("featureLevel", 0) <= 30):
+        yield insert_after("wrong-value", p, "FeatureLevelRecord lowering metadata.version across a format change",
+                           Rec(rec(p).type, rec(p).version, {**rec(p).data, "featureLevel": 7}))
+
+    # -- log directories: a registration names its own directories once, none reserved; a
+    # replica is placed in a directory of its broker, one entry per replica
+    owners: dict[str, int] = {}
+    first_dirs: dict[int, int] = {}  # broker -> offset of its first registration with directories
+    for p in _of_type(frames, pos, "REGISTER_BROKER_RECORD", lambda r: bool(r.data.get("logDirs"))):
+        for directory in rec(p).data["logDirs"]:
+            owners.setdefault(directory, rec(p).data["brokerId"])
+        first_dirs.setdefault(rec(p).data["brokerId"], p[2])
+    for p in of("REGISTER_BROKER_RECORD", lambda r: bool(r.data.get("logDirs"))):
+        dirs = list(rec(p).data["logDirs"])
+        yield edit("wrong-value", p, "a reserved directory id (UNASSIGNED)", logDirs=dirs + [UNASSIGNED_DIR])
+        yield edit("wrong-value", p, "a directory twice", logDirs=dirs + dirs[:1])
+
+    def placed(r, off):
+        """A partition record whose replicas' brokers all registered directories before it."""
+        reps = r.data.get("replicas")
+        return (bool(r.data.get("directories")) and reps is not None and len(reps) == len(r.data["directories"])
+                and all(first_dirs.get(b, off) < off for b in reps))
+    for type_name in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
+        for p in of(type_name, lambda r: r.data.get("directories") and r.data.get("replicas") is not None):
+            if not placed(rec(p), p[2]):
+                continue
+            dirs = list(rec(p).data["directories"])
+            yield edit("wrong-value", p, "a replica placed in LOST", directories=[LOST_DIR] + dirs[1:])
+            if len(dirs) > 1:  # an empty list is no list (a record without directories)
+                yield edit("wrong-value", p, "a directory left out", directories=dirs[:-1])
+            broker = rec(p).data["replicas"][0]
+            other = next((dr for dr, b in owners.items() if b != broker), None)
+            if other is not None:
+                yield edit("wrong-value", p, "a replica placed in another broker's directory",
+                           directories=[other] + dirs[1:])
 
     # -- topic removals: of a topic that exists, once
     for p in of("REMOVE_TOPIC_RECORD"):

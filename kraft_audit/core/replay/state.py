@@ -136,6 +136,11 @@ class ClusterState:
         self.transaction_open = False
         # ("broker" | "controller", id) -> feature -> (min, max) its registration declares
         self.supported: dict[tuple[str, int], dict[str, tuple[int, int]]] = {}
+        # log directory id -> the broker that registered it last, kept after the broker drops
+        # it: a replica may still be placed in a directory its broker reported offline
+        self.dir_owner: dict[str, int] = {}
+        # the newest KRaftVersion control record's level; None until the input shows one
+        self.kraft_version: int | None = None
 
     # ------------------------------------------------------------------ stored form
 
@@ -148,7 +153,8 @@ class ClusterState:
                 "configs": self.configs, "features": self.features, "history_from": self.history_from,
                 "next_producer_id": self.next_producer_id, "acls": self.acls, "scram": sorted(self.scram),
                 "tokens": self.tokens, "supported": self.supported,
-                "quotas": list(self.quotas)}
+                "quotas": list(self.quotas), "dir_owner": self.dir_owner,
+                "kraft_version": self.kraft_version}
 
     @classmethod
     def restored(cls, settings: CoreSettings, topology: dict, partition_blobs: dict[int, bytes]) -> ClusterState:
@@ -169,6 +175,8 @@ class ClusterState:
         state.tokens = topology.get("tokens", {})
         state.quotas = {(tuple(map(tuple, e)), k) for e, k in topology.get("quotas", ())}
         state.supported = topology.get("supported", {})
+        state.dir_owner = topology.get("dir_owner", {})
+        state.kraft_version = topology.get("kraft_version")
         state.partitions = partition_table(partition_blobs)
         state.reconfigure(settings)
         return state
@@ -418,6 +426,12 @@ class ClusterState:
             return self.features.get(ELR_FEATURE, 0) >= 1
         return configured and (self.metadata_version or 0) >= MV_4_0_IV1
 
+    def _kraft_version(self, event: MetadataEvent) -> Change:
+        level = event.data.get("kRaftVersion")
+        if type(level) is int:
+            self.kraft_version = level
+        return NO_CHANGE
+
     def _producer_ids(self, event: MetadataEvent) -> Change:
         _check_types(event.data, nextProducerId=int)
         self.next_producer_id = event.data["nextProducerId"]
@@ -467,6 +481,8 @@ class ClusterState:
             True, before.last_shutdown if before else None, event.offset, event.timestamp_ms,
             before.last_shutdown_source if before else None, before.led_when_fenced if before else False,
             tuple(data.get("logDirs") or ()))
+        for directory in data.get("logDirs") or ():
+            self.dir_owner[directory] = broker_id
         self.supported[("broker", broker_id)] = feature_ranges(data)
         return Change((), before)
 
@@ -571,6 +587,7 @@ def token_kept(data: dict) -> tuple:
 
 
 _HANDLERS = {
+    "KRAFT_VERSION": ClusterState._kraft_version,
     "ACCESS_CONTROL_ENTRY_RECORD": ClusterState._acl,
     "REGISTER_CONTROLLER_RECORD": ClusterState._register_controller,
     "UNREGISTER_CONTROLLER_RECORD": ClusterState._unregister_controller,

@@ -106,8 +106,8 @@ def catalog_from_files(files: dict[str, str], directory: str = "<shipped>") -> C
 
 def _load_implementations() -> None:
     # Importing the modules registers their rules.
-    from kraft_audit.core.rules import (cluster_records, input_problems, kip550, kip704,  # noqa: F401
-                                        kip966, kraft, records, snapshots)
+    from kraft_audit.core.rules import (cluster_records, directories, input_problems, kip550,  # noqa: F401
+                                        kip704, kip966, kraft, records, snapshots)
 
 
 def _entries(name: str, text: str) -> list[dict]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 
 from kraft_audit.core.replay.state import acl_binding, feature_ranges, quota_key, token_kept
-from kraft_audit.core.rules.registry import rule
+from kraft_audit.core.rules.kraft import SNAPSHOT_SUFFIX
+from kraft_audit.core.rules.registry import Finding, rule
 
 # Codes of Kafka's ResourceType, PatternType, AclOperation and AclPermissionType that
 # only a filter may hold: a stored ACL names one concrete value
@@ -289,6 +290,30 @@ def feature_level_fields(c):
     return None
 
 
+# metadata.version levels whose MetadataVersion.didMetadataChange is true on every Kafka line
+# that knows them (a level an unstable line flagged differently is left out), up to the
+# highest level known here; a downgrade across one of them is refused
+_MV_CHANGED = frozenset((1, 3, 5, 6, 7, 8, 11, 13, 14, 15, 17))
+_MV_KNOWN = 30
+
+
+@rule("kraft.metadata-version-downgrade", on="record", records=("FEATURE_LEVEL_RECORD",), scope="cluster")
+def metadata_version_downgrade(c):
+    """metadata.version is lowered only across levels that changed no metadata
+    (FeatureControlManager.updateMetadataVersion refuses the others)."""
+    data, event = c.event.data, c.event
+    if data.get("name") != "metadata.version" or SNAPSHOT_SUFFIX in event.source:
+        return None
+    current, level = c.state.metadata_version, data.get("featureLevel")
+    if type(current) is not int or type(level) is not int or not 0 < level < current <= _MV_KNOWN:
+        return None
+    changed = sorted(v for v in _MV_CHANGED if level < v <= current)
+    if not changed:
+        return None
+    return (f"metadata.version lowered from {current} to {level} across level(s) {changed}, "
+            "which changed the metadata format: Kafka refuses that downgrade")
+
+
 # Kafka's ConfigResource.Type codes: TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP
 _CONFIG_RESOURCES = {2: "topic", 4: "broker", 8: "broker logger", 16: "client metrics", 32: "group"}
 _TOPIC_RESOURCE = 2
@@ -296,15 +321,17 @@ _TOPIC_RESOURCE = 2
 
 @rule("kraft.config-resource-exists", on="record", records=("CONFIG_RECORD",), scope="cluster")
 def config_resource_exists(c):
-    """A config belongs to a resource type Kafka has; a topic's config, set, to a live topic
-    (the TopicRecord comes before the configs it is created with)."""
+    """A config belongs to a resource type Kafka has; a topic's config, set or removed, to a
+    live topic (the TopicRecord comes before the configs it is created with)."""
     data, state = c.event.data, c.state
     resource = data.get("resourceType")
     if type(resource) is int and resource not in _CONFIG_RESOURCES:
         return f"config {data.get('name')} of resource type {resource}, which Kafka does not have"
-    if (resource == _TOPIC_RESOURCE and data.get("value") is not None and state.history_from is None
+    # a removal too: deleting a topic drops its configs without a record
+    if (resource == _TOPIC_RESOURCE and state.history_from is None
             and data.get("resourceName") not in state.topic_ids):
-        return f"config {data.get('name')} set for topic {data.get('resourceName')!r}, which does not exist"
+        done = "set" if data.get("value") is not None else "removed"
+        return f"config {data.get('name')} {done} for topic {data.get('resourceName')!r}, which does not exist"
     return None
 
 
@@ -341,3 +368,57 @@ def transaction_markers(c):
     if c.event.type == "BEGIN_TRANSACTION_RECORD":
         return "a metadata transaction begins inside another" if open_now else None
     return None if open_now else f"{c.event.type} with no metadata transaction open"
+
+
+# the broker records replay refuses (ClusterControlManager throws) once the registration is gone
+_LATER_BROKER_RECORDS = ("UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD",
+                         "BROKER_REGISTRATION_CHANGE_RECORD")
+
+
+@rule("kraft.record-names-registered-node", on="record", scope="cluster",
+      records=("UNREGISTER_CONTROLLER_RECORD",) + _LATER_BROKER_RECORDS)
+def record_names_registered_node(c):
+    """An unregistration, fence, unfence or registration change names a node whose
+    registration is live (a broker never registered at all is input.unknown-broker's)."""
+    event, data, state = c.event, c.event.data, c.state
+    if state.history_from is not None:
+        return None
+    if event.type == "UNREGISTER_CONTROLLER_RECORD":
+        controller = data.get("controllerId")
+        if type(controller) is int and ("controller", controller) not in state.supported:
+            return f"controller {controller} unregistered, which is not registered"
+        return None
+    broker_id = data.get("id", data.get("brokerId"))
+    broker = state.brokers.get(broker_id)
+    if broker is not None and not broker.registered:
+        return Finding(f"{event.type} for broker {broker_id}, whose registration was removed at offset "
+                       f"{broker.offset}", broker_id=broker_id)
+    return None
+
+
+# KRaftVersion's levels: 0 (a static voter set) and 1 (voters in the log, KIP-853)
+KRAFT_VERSIONS = (0, 1)
+
+
+@rule("kraft.kraft-version-voters", on="record", records=("KRAFT_VERSION", "KRAFT_VOTERS"), scope="cluster")
+def kraft_version_voters(c):
+    """kraft.version is a level Kafka has and never goes down; a Voters record names at
+    least one voter, each once, and appears only at a kraft.version that keeps voters."""
+    data, state = c.event.data, c.state
+    if c.event.type == "KRAFT_VERSION":
+        level = data.get("kRaftVersion")
+        if type(level) is not int:
+            return None
+        if level not in KRAFT_VERSIONS:
+            return f"kraft.version {level}, not a level Kafka has ({', '.join(map(str, KRAFT_VERSIONS))})"
+        if state.kraft_version is not None and level < state.kraft_version:
+            return f"kraft.version lowered from {state.kraft_version} to {level}; it cannot be downgraded"
+        return None
+    voters = [v.get("voterId") for v in data.get("voters") or ()]
+    if not voters:
+        return "a Voters record with no voter"
+    if len(set(voters)) != len(voters):
+        return f"a Voters record names voters {voters}, one twice"
+    if state.kraft_version == 0:
+        return f"a Voters record {voters} while kraft.version is 0 (a static voter set, not in the log)"
+    return None

@@ -11,7 +11,7 @@ image (`kraft.snapshot-equals-log`), every record type in it included.
 from __future__ import annotations
 
 from kraft_audit.core.rules.catalog import Catalog
-from kraft_audit.core.rules.registry import ON_PARTITION, ON_PARTITION_BATCH_END, PARTITION_RECORDS
+from kraft_audit.core.rules.registry import ON_INPUT, ON_PARTITION, ON_PARTITION_BATCH_END, PARTITION_RECORDS
 
 # Conditions (docs/metrics.md) that each record type can open or close.
 CONDITIONS_MOVED = {
@@ -32,7 +32,7 @@ CONDITIONS_MOVED = {
 
 # What replay does with each type (context for the rules), and what is not judged yet.
 USE = {
-    "REGISTER_BROKER_RECORD": "broker epoch, incarnation, fenced, directories online, features supported",
+    "REGISTER_BROKER_RECORD": "broker epoch, incarnation, fenced, directories online (who owns each), features supported",
     "UNREGISTER_BROKER_RECORD": "the broker leaves",
     "TOPIC_RECORD": "topic names and ids",
     "PARTITION_RECORD": "a partition created, or loaded from a snapshot",
@@ -61,9 +61,22 @@ USE = {
     "UNREGISTER_CONTROLLER_RECORD": "its features no longer count",
     "LEADER_CHANGE": "the active controller; its voters",
     "SNAPSHOT_HEADER": "where a snapshot's records belong (its last contained time)",
-    "SNAPSHOT_FOOTER": "counted",
-    "KRAFT_VERSION": "counted, not judged",
-    "KRAFT_VOTERS": "counted, not judged",
+    "SNAPSHOT_FOOTER": "counted; a compared snapshot must end with one",
+    "KRAFT_VERSION": "the kraft.version level (Voters records are judged against it)",
+    "KRAFT_VOTERS": "counted",
+}
+
+
+# Input rules judge what replay refuses; these record types name a topic or broker that
+# must exist (replay raises unknown-topic / unknown-broker for them)
+INPUT_READERS = {
+    "PARTITION_RECORD": ("input.unknown-topic",),
+    "CLEAR_ELR_RECORD": ("input.unknown-topic",),
+    "REMOVE_TOPIC_RECORD": ("input.unknown-topic",),
+    "UNREGISTER_BROKER_RECORD": ("input.unknown-broker",),
+    "FENCE_BROKER_RECORD": ("input.unknown-broker",),
+    "UNFENCE_BROKER_RECORD": ("input.unknown-broker",),
+    "BROKER_REGISTRATION_CHANGE_RECORD": ("input.unknown-broker",),
 }
 
 
@@ -76,4 +89,8 @@ def rules_by_record_type(catalog: Catalog) -> dict[str, list[str]]:
             types = PARTITION_RECORDS
         for t in types:
             readers.setdefault(t, []).append(spec.rule_id)
+        if spec.impl.on == ON_INPUT:
+            for t, ids in INPUT_READERS.items():
+                if spec.rule_id in ids:
+                    readers.setdefault(t, []).append(spec.rule_id)
     return readers

@@ -24,3 +24,13 @@ def snapshot_equals_log(c):
             # a partition's difference is reported by whoever reports the comparison
             cluster_scoped=True))
     return findings
+
+
+@rule("kraft.snapshot-framing", on="snapshot", scope="cluster",
+      records=("SNAPSHOT_HEADER", "SNAPSHOT_FOOTER"))
+def snapshot_framing(c):
+    """A snapshot starts with a SnapshotHeader and ends with a SnapshotFooter."""
+    comparison = c.snapshot
+    if not comparison.framing:
+        return None
+    return Finding(f"snapshot {comparison.file} {' and '.join(comparison.framing)}", cluster_scoped=True)

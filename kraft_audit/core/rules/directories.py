@@ -1,0 +1,107 @@
+"""Log directories (KIP-858): the directory ids a broker registers, and the directory each
+replica of a partition is placed in.
+
+A broker registers the ids of its online log directories; the controller refuses a
+registration naming a reserved id, an id twice or another broker's directory
+(ClusterControlManager.registerBroker), and later drops only the directories the broker
+reports offline (BrokerRegistrationChangeRecord). A partition's Directories list runs
+parallel to its Replicas; the controller fills an entry with the broker's only directory,
+UNASSIGNED (several directories: the broker picks one and reports it) or MIGRATING (a
+registration without directories), and later with the directory the broker reports
+(AssignReplicasToDirs), which the broker registered.
+"""
+
+from __future__ import annotations
+
+from kraft_audit.core.codec import wire
+from kraft_audit.core.rules.kraft import SNAPSHOT_SUFFIX
+from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, rule
+
+# DirectoryId.MIGRATING (0, 0), UNASSIGNED (0, 1), LOST (0, 2), as Uuid.toString writes them
+MIGRATING, UNASSIGNED, LOST = "AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg"
+# the reserved ids a controller writes in a partition's Directories (LOST is never written)
+_PLACEHOLDERS = {MIGRATING: "MIGRATING", UNASSIGNED: "UNASSIGNED"}
+
+
+def reserved(directory) -> bool:
+    """DirectoryId.reserved: the first 100 ids (most significant half 0, least below 100)."""
+    try:
+        raw = wire.uuid_from_str(directory)
+    except (TypeError, ValueError, wire.WireError):
+        return False
+    return raw[:8] == bytes(8) and int.from_bytes(raw[8:], "big") < 100
+
+
+@rule("kraft.registration-log-dirs", on="record", scope="cluster",
+      records=("REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
+def registration_log_dirs(c):
+    """A registration names each of its log directories once, none reserved and none
+    another registered broker's; a registration change only drops directories (those the
+    broker reported offline)."""
+    data, state = c.event.data, c.state
+    dirs = data.get("logDirs") or ()
+    broker_id = data.get("brokerId")
+    if not dirs:
+        return None  # before directories were registered, or a change leaving them as they were
+    problems = []
+    if len(set(dirs)) != len(dirs):
+        problems.append("a directory twice")
+    named = sorted({d for d in dirs if reserved(d)})
+    if named:
+        problems.append(f"reserved directory ids {named}")
+    if c.event.type == "REGISTER_BROKER_RECORD":
+        owners = sorted({f"{d} of broker {b.broker_id}" for b in state.brokers.values()
+                         if b.broker_id != broker_id and b.registered for d in b.log_dirs if d in dirs})
+        if owners:
+            problems.append(f"the directories {', '.join(owners)}")
+    else:
+        broker = state.brokers.get(broker_id)
+        added = sorted(set(dirs) - set(broker.log_dirs)) if broker is not None and broker.log_dirs else []
+        if added:
+            problems.append(f"directories {added} it had not registered (a change only drops offline ones)")
+    if not problems:
+        return None
+    return f"broker {broker_id} registration {'change ' if c.event.type != 'REGISTER_BROKER_RECORD' else ''}" \
+           f"with {'; '.join(problems)}"
+
+
+@rule("kraft.partition-directories", on="partition", records=("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"),
+      when=SETS_ASSIGNMENT)
+def partition_directories(c):
+    """A partition's Directories has one entry per replica; an entry the record places anew
+    is MIGRATING, UNASSIGNED or a directory that replica's broker registered."""
+    data, after, state = c.event.data, c.after, c.state
+    dirs = data.get("directories")
+    if not dirs:
+        return None
+    if c.event.type == "PARTITION_RECORD":
+        replicas = data.get("replicas")
+    else:
+        replicas = data.get("replicas")
+        if replicas is None:
+            replicas = after.replicas
+    if replicas is not None and len(dirs) != len(replicas):
+        return f"{len(dirs)} directories for the {len(replicas)} replicas {list(replicas)}"
+    if SNAPSHOT_SUFFIX in c.event.source or state.history_from is not None or replicas is None:
+        return None  # what the brokers registered before the input began is unknown
+    before = c.before
+    placed = dict(zip(before.replicas, before.directories)) if before is not None else {}
+    problems = []
+    for broker_id, directory in zip(replicas, dirs):
+        if directory in _PLACEHOLDERS or placed.get(broker_id) == directory:
+            continue
+        owner = state.dir_owner.get(directory)
+        if owner == broker_id:
+            continue
+        broker = state.brokers.get(broker_id)
+        if owner is None and (broker is None or not broker.log_dirs) and not reserved(directory):
+            continue  # the broker's directories are not in the input: not judged
+        if directory == LOST:
+            problems.append(f"replica {broker_id} placed in LOST, which no controller writes")
+        elif reserved(directory):
+            problems.append(f"replica {broker_id} placed in reserved directory {directory}")
+        elif owner is not None:
+            problems.append(f"replica {broker_id} placed in {directory}, a directory of broker {owner}")
+        else:
+            problems.append(f"replica {broker_id} placed in {directory}, which broker {broker_id} never registered")
+    return "; ".join(problems) if problems else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections import defaultdict
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -392,3 +393,65 @@ def test_a_noop_offsets_row_goes_to_bucket_zero_only():
     row = event_rows.noop_offsets_row("c", "00000000000000000000.log", [1, 2, 3])
     assert target_buckets(row["type"], row["topic_id"], row["partition_id"], 8) == [0]
     assert event_rows.noop_offsets(row["raw"]).tolist() == [1, 2, 3]
+
+
+def with_values(log, out_dir):
+    """The sim's log as the sources read it: each metadata record with its value bytes."""
+    from kraft_audit.core.codec.logdir import list_segments, metadata_dir, read_segment
+
+    read = [i for _, seg in list_segments(metadata_dir(out_dir))
+            for i in read_segment(seg, log[0].cluster_id, keep_values=True).events]
+    assert [(e.offset, e.type) for e in read] == [(e.offset, e.type) for e in log
+                                                   if isinstance(e, MetadataEvent)]
+    return read
+
+
+def test_rows_carrying_record_values_give_what_rows_carrying_json_give(tmp_path):
+    """The sources send a record's value bytes instead of its JSON; the operator decodes
+    them with the codec: the same tables and counts as from the JSON payload."""
+    result, log, side = simulated_inputs(tmp_path)
+    values = with_values(log, tmp_path)
+    assert all(e.raw is not None for e in values if e.kind == KIND_RECORD)
+    rows = frame(values)
+    carried = rows["data_json"].isna() & rows["raw"].notna()
+    assert carried.sum() == sum(1 for e in values if e.kind == KIND_RECORD)
+    assert op.events_from_pandas(rows) == [replace(e, raw=None, leader_epoch=-1) for e in values]
+    audit = op.OperatorConfig(buckets=4, timeout_ms=0)
+    records = [e for e in log if isinstance(e, MetadataEvent)]
+    as_json, _ = run_buckets(three_micro_batches(result, records, side), 4, audit, pack=True)
+    as_values, _ = run_buckets(three_micro_batches(result, values, side), 4, audit, pack=True)
+    assert as_values["violations"], "the sim's faults must be found"
+    for table in ("violations", "conditions", "partitions", "brokers", "quarantine", "gauges"):
+        assert as_values[table] == as_json[table], table
+    assert_counts_balance(as_values["stats"])
+    own = ("duration_ms", "state_bytes", "rebuilt", "shards_loaded")
+    assert [{k: v for k, v in s.items() if k not in own} for s in as_values["stats"]] \
+        == [{k: v for k, v in s.items() if k not in own} for s in as_json["stats"]]
+
+
+def test_a_record_value_that_does_not_decode_in_the_operator_is_quarantined_as_the_source_would(tmp_path):
+    from kraft_audit.core.codec.batches import batch_events, iter_batches
+    from kraft_audit.core.codec.logdir import LogDirWriter, list_segments, metadata_dir
+    from kraft_audit.core.codec.records import encode_value
+
+    good = encode_value("PARTITION_CHANGE_RECORD", 0, {"partitionId": 0, "topicId": "AAAAAAAAAAAAAAAAAAAAAA",
+                                                      "isr": [1, 2]})
+    with LogDirWriter(tmp_path, "c") as w:
+        w.append_values([good + b"\x00\x00"], 1000)  # two bytes too many
+    buf = list_segments(metadata_dir(tmp_path))[0][1].read_bytes()
+    (source_says,) = batch_events(next(iter_batches(buf)), "c", "00000000000000000000.log", keep_values=True)
+    assert isinstance(source_says, Quarantined)
+    # the same bytes reaching the operator as a record's value (another codec read them)
+    ev = MetadataEvent("c", "00000000000000000000.log", 0, 0, 0, 0, 1000, KIND_RECORD,
+                       "PARTITION_CHANGE_RECORD", 0, {"partitionId": 0, "topicId": "AAAAAAAAAAAAAAAAAAAAAA"},
+                       5, good + b"\x00\x00")
+    row = frame([ev])
+    assert row["data_json"].isna().all()
+    result = next(op.audit_group(("c", 0), iter([row]), new_state(), op.OperatorConfig(buckets=1)))
+    out = decode_output(result["table"], result["rows"])
+    (q,) = out["quarantine"]
+    assert (q["reason"], q["offset"], q["position"]) == (source_says.reason, 0, 0)
+    assert "does not fill its" in q["reason"]
+    assert_counts_balance(out["stats"])
+    assert out["stats"][0]["quarantined"] == 1
+

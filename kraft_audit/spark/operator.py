@@ -177,10 +177,11 @@ def make_audit_function(audit: OperatorConfig):
 
 
 def events_from_pandas(pdf: pd.DataFrame) -> list[MetadataEvent | Quarantined]:
-    """Rows of the event schema (sorted) → the core's objects."""
-    cols = [c for c in event_rows.EVENT_COLUMNS if c in pdf.columns]
-    return [event_rows.from_row(dict(zip(cols, values)))
-            for values in pdf[cols].itertuples(index=False, name=None)]
+    """Rows of the event schema (sorted) → the core's objects, column by column
+    (records read from a log carry their value bytes, decoded here by the codec)."""
+    n = len(pdf)
+    return event_rows.from_columns({c: pdf[c].to_numpy() if c in pdf.columns else [None] * n
+                                    for c in event_rows.EVENT_COLUMNS})
 
 
 def _frames(pdfs: Iterable[pd.DataFrame]) -> pd.DataFrame:

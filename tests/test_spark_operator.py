@@ -455,3 +455,62 @@ def test_a_record_value_that_does_not_decode_in_the_operator_is_quarantined_as_t
     assert_counts_balance(out["stats"])
     assert out["stats"][0]["quarantined"] == 1
 
+
+def test_a_call_that_changes_nothing_leaves_the_state_row_untouched(sim):
+    """No state store write for a bucket whose call changed nothing (a timeout with
+    nothing to settle, the log-tail marker alone); one that changes something writes
+    its row."""
+    result, log, _side = sim
+    audit = op.OperatorConfig(buckets=1, timeout_ms=1000)
+    key = (result.cluster_id, 0)
+    first = [e for e in log if e.offset <= log[len(log) // 2].batch_last_offset]
+    state = new_state()
+    list(op.audit_group(key, iter([frame(first)]), state, audit))
+    assert state._updated
+    row = state.get
+    settles = new_state(row, timed_out=True)  # settles the registration matches still pending
+    list(op.audit_group(key, iter([]), settles, audit))
+    assert settles._updated
+    row = settles.get
+    idle = new_state(row, timed_out=True)  # nothing left to settle
+    list(op.audit_group(key, iter([]), idle, audit))
+    assert not idle._updated and idle.get == row
+    # a micro-batch that reached the log's end sends its marker to every bucket: a
+    # bucket with no record in it has nothing to write
+    marker = new_state(row)
+    out = next(op.audit_group(key, iter([frame([event_rows.log_tail_marker(result.cluster_id, "x.log")])]),
+                              marker, audit))
+    assert decode_output(out["table"], out["rows"])["stats"][0]["log_caught_up"]
+    assert not marker._updated
+    # a replayed micro-batch counts its copies as duplicates: a change
+    replayed = new_state(row)
+    out = next(op.audit_group(key, iter([frame(first)]), replayed, audit))
+    assert decode_output(out["table"], out["rows"])["stats"][0]["duplicates"] == len(first)
+    assert replayed._updated
+    row = replayed.get
+    # the live auditor still matches the row: the next call goes on with it
+    rest = new_state(row)
+    out = next(op.audit_group(key, iter([frame([e for e in log if e.offset > first[-1].offset])]), rest, audit))
+    assert rest._updated and rest.get[1] != row[1]
+    assert not decode_output(out["table"], out["rows"])["stats"][0]["rebuilt"]
+
+
+def test_values_that_do_not_decode_in_other_buckets_are_counted_once(sim):
+    """A partition record whose value does not decode is quarantined by its bucket; a
+    shared record's (copied to every bucket) by bucket 0 only; the sums balance."""
+    result, log, _side = sim
+    records = [e for e in log if isinstance(e, MetadataEvent)]
+    part = next(e for e in records if e.type == "PARTITION_CHANGE_RECORD")
+    shared = next(e for e in records if e.type == "REGISTER_BROKER_RECORD")
+    assert part.offset > shared.offset and target_buckets(part.type, part.topic_id, part.partition_id, 4) != [0]
+    assert target_buckets(shared.type, None, None, 4) == [0, 1, 2, 3]
+    broken = [replace(e, raw=b"\x01" + bytes([e.api_key, e.version]) + b"\xff") for e in (part, shared)]
+    audit = op.OperatorConfig(buckets=4, timeout_ms=0)
+    out, _ = run_buckets([records[:shared.offset] + broken], 4, audit)
+    assert sorted(q["offset"] for q in out["quarantine"]) == sorted([part.offset, shared.offset])
+    assert all("does not decode" in q["reason"] for q in out["quarantine"])
+    assert_counts_balance(out["stats"])
+    total = {k: sum(s[k] for s in out["stats"]) for k in ("records", "unreadable", "applied", "quarantined")}
+    assert total["quarantined"] == total["unreadable"] == 2
+    assert total["records"] + total["unreadable"] == total["applied"] + total["quarantined"] \
+        + sum(s["duplicates"] for s in out["stats"])

@@ -115,6 +115,31 @@ def test_crash_half_way_through_a_batch_writes_only_the_missing_tables(
     assert len(read(tmp_path, "conditions")) == 1
 
 
+def test_a_table_with_no_rows_in_a_batch_gets_no_commit_and_replays_stay_exactly_once(
+    tmp_path, output_rows
+):
+    """Batch 1 has violations only: no other table commits (its txn stays at batch 0).
+    A restarted sink replaying batch 1, then batch 2 with rows for every table, writes
+    each row once."""
+    DeltaSinks(str(tmp_path), app_id="q").write_batch(0, a_batch(output_rows, 0, 10))
+    before = versions(tmp_path)
+    sink = DeltaSinks(str(tmp_path), app_id="q")
+    sink.write_batch(1, {"violations": [output_rows.violation(20)], "progress": [output_rows.progress(1, 20)]})
+    after = versions(tmp_path)
+    assert {n for n in TABLES if after[n] != before[n]} == {"violations", "progress"}
+    assert sink.committed_batch("conditions") == 0 and sink.committed_batch("violations") == 1
+
+    restarted = DeltaSinks(str(tmp_path), app_id="q")
+    replay = restarted.write_batch(1, {"violations": [output_rows.violation(20)],
+                                       "progress": [output_rows.progress(1, 20)]})
+    assert set(replay.values()) == {0} and versions(tmp_path) == after
+    written = restarted.write_batch(2, a_batch(output_rows, 2, 30))
+    assert written["conditions"] == 1 and written["violations"] == 3
+    assert sorted(r["offset"] for r in read(tmp_path, "violations")) == [10, 11, 12, 20, 30, 31, 32]
+    assert len(read(tmp_path, "conditions")) == 2
+    assert sorted(r["batch_id"] for r in read(tmp_path, "progress")) == [0, 1, 2]
+
+
 def test_another_app_id_is_another_writer(tmp_path, output_rows):
     """A fresh checkpoint restarts batch ids at 0: a new app id must write them."""
     DeltaSinks(str(tmp_path), app_id="old-query").write_batch(

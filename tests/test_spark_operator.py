@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections import defaultdict
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -392,3 +393,124 @@ def test_a_noop_offsets_row_goes_to_bucket_zero_only():
     row = event_rows.noop_offsets_row("c", "00000000000000000000.log", [1, 2, 3])
     assert target_buckets(row["type"], row["topic_id"], row["partition_id"], 8) == [0]
     assert event_rows.noop_offsets(row["raw"]).tolist() == [1, 2, 3]
+
+
+def with_values(log, out_dir):
+    """The sim's log as the sources read it: each metadata record with its value bytes."""
+    from kraft_audit.core.codec.logdir import list_segments, metadata_dir, read_segment
+
+    read = [i for _, seg in list_segments(metadata_dir(out_dir))
+            for i in read_segment(seg, log[0].cluster_id, keep_values=True).events]
+    assert [(e.offset, e.type) for e in read] == [(e.offset, e.type) for e in log
+                                                   if isinstance(e, MetadataEvent)]
+    return read
+
+
+def test_rows_carrying_record_values_give_what_rows_carrying_json_give(tmp_path):
+    """The sources send a record's value bytes instead of its JSON; the operator decodes
+    them with the codec: the same tables and counts as from the JSON payload."""
+    result, log, side = simulated_inputs(tmp_path)
+    values = with_values(log, tmp_path)
+    assert all(e.raw is not None for e in values if e.kind == KIND_RECORD)
+    rows = frame(values)
+    carried = rows["data_json"].isna() & rows["raw"].notna()
+    assert carried.sum() == sum(1 for e in values if e.kind == KIND_RECORD)
+    assert op.events_from_pandas(rows) == [replace(e, raw=None, leader_epoch=-1) for e in values]
+    audit = op.OperatorConfig(buckets=4, timeout_ms=0)
+    records = [e for e in log if isinstance(e, MetadataEvent)]
+    as_json, _ = run_buckets(three_micro_batches(result, records, side), 4, audit, pack=True)
+    as_values, _ = run_buckets(three_micro_batches(result, values, side), 4, audit, pack=True)
+    assert as_values["violations"], "the sim's faults must be found"
+    for table in ("violations", "conditions", "partitions", "brokers", "quarantine", "gauges"):
+        assert as_values[table] == as_json[table], table
+    assert_counts_balance(as_values["stats"])
+    own = ("duration_ms", "state_bytes", "rebuilt", "shards_loaded")
+    assert [{k: v for k, v in s.items() if k not in own} for s in as_values["stats"]] \
+        == [{k: v for k, v in s.items() if k not in own} for s in as_json["stats"]]
+
+
+def test_a_record_value_that_does_not_decode_in_the_operator_is_quarantined_as_the_source_would(tmp_path):
+    from kraft_audit.core.codec.batches import batch_events, iter_batches
+    from kraft_audit.core.codec.logdir import LogDirWriter, list_segments, metadata_dir
+    from kraft_audit.core.codec.records import encode_value
+
+    good = encode_value("PARTITION_CHANGE_RECORD", 0, {"partitionId": 0, "topicId": "AAAAAAAAAAAAAAAAAAAAAA",
+                                                      "isr": [1, 2]})
+    with LogDirWriter(tmp_path, "c") as w:
+        w.append_values([good + b"\x00\x00"], 1000)  # two bytes too many
+    buf = list_segments(metadata_dir(tmp_path))[0][1].read_bytes()
+    (source_says,) = batch_events(next(iter_batches(buf)), "c", "00000000000000000000.log", keep_values=True)
+    assert isinstance(source_says, Quarantined)
+    # the same bytes reaching the operator as a record's value (another codec read them)
+    ev = MetadataEvent("c", "00000000000000000000.log", 0, 0, 0, 0, 1000, KIND_RECORD,
+                       "PARTITION_CHANGE_RECORD", 0, {"partitionId": 0, "topicId": "AAAAAAAAAAAAAAAAAAAAAA"},
+                       5, good + b"\x00\x00")
+    row = frame([ev])
+    assert row["data_json"].isna().all()
+    result = next(op.audit_group(("c", 0), iter([row]), new_state(), op.OperatorConfig(buckets=1)))
+    out = decode_output(result["table"], result["rows"])
+    (q,) = out["quarantine"]
+    assert (q["reason"], q["offset"], q["position"]) == (source_says.reason, 0, 0)
+    assert "does not fill its" in q["reason"]
+    assert_counts_balance(out["stats"])
+    assert out["stats"][0]["quarantined"] == 1
+
+
+def test_a_call_that_changes_nothing_leaves_the_state_row_untouched(sim):
+    """No state store write for a bucket whose call changed nothing (a timeout with
+    nothing to settle, the log-tail marker alone); one that changes something writes
+    its row."""
+    result, log, _side = sim
+    audit = op.OperatorConfig(buckets=1, timeout_ms=1000)
+    key = (result.cluster_id, 0)
+    first = [e for e in log if e.offset <= log[len(log) // 2].batch_last_offset]
+    state = new_state()
+    list(op.audit_group(key, iter([frame(first)]), state, audit))
+    assert state._updated
+    row = state.get
+    settles = new_state(row, timed_out=True)  # settles the registration matches still pending
+    list(op.audit_group(key, iter([]), settles, audit))
+    assert settles._updated
+    row = settles.get
+    idle = new_state(row, timed_out=True)  # nothing left to settle
+    list(op.audit_group(key, iter([]), idle, audit))
+    assert not idle._updated and idle.get == row
+    # a micro-batch that reached the log's end sends its marker to every bucket: a
+    # bucket with no record in it has nothing to write
+    marker = new_state(row)
+    out = next(op.audit_group(key, iter([frame([event_rows.log_tail_marker(result.cluster_id, "x.log")])]),
+                              marker, audit))
+    assert decode_output(out["table"], out["rows"])["stats"][0]["log_caught_up"]
+    assert not marker._updated
+    # a replayed micro-batch counts its copies as duplicates: a change
+    replayed = new_state(row)
+    out = next(op.audit_group(key, iter([frame(first)]), replayed, audit))
+    assert decode_output(out["table"], out["rows"])["stats"][0]["duplicates"] == len(first)
+    assert replayed._updated
+    row = replayed.get
+    # the live auditor still matches the row: the next call goes on with it
+    rest = new_state(row)
+    out = next(op.audit_group(key, iter([frame([e for e in log if e.offset > first[-1].offset])]), rest, audit))
+    assert rest._updated and rest.get[1] != row[1]
+    assert not decode_output(out["table"], out["rows"])["stats"][0]["rebuilt"]
+
+
+def test_values_that_do_not_decode_in_other_buckets_are_counted_once(sim):
+    """A partition record whose value does not decode is quarantined by its bucket; a
+    shared record's (copied to every bucket) by bucket 0 only; the sums balance."""
+    result, log, _side = sim
+    records = [e for e in log if isinstance(e, MetadataEvent)]
+    part = next(e for e in records if e.type == "PARTITION_CHANGE_RECORD")
+    shared = next(e for e in records if e.type == "REGISTER_BROKER_RECORD")
+    assert part.offset > shared.offset and target_buckets(part.type, part.topic_id, part.partition_id, 4) != [0]
+    assert target_buckets(shared.type, None, None, 4) == [0, 1, 2, 3]
+    broken = [replace(e, raw=b"\x01" + bytes([e.api_key, e.version]) + b"\xff") for e in (part, shared)]
+    audit = op.OperatorConfig(buckets=4, timeout_ms=0)
+    out, _ = run_buckets([records[:shared.offset] + broken], 4, audit)
+    assert sorted(q["offset"] for q in out["quarantine"]) == sorted([part.offset, shared.offset])
+    assert all("does not decode" in q["reason"] for q in out["quarantine"])
+    assert_counts_balance(out["stats"])
+    total = {k: sum(s[k] for s in out["stats"]) for k in ("records", "unreadable", "applied", "quarantined")}
+    assert total["quarantined"] == total["unreadable"] == 2
+    assert total["records"] + total["unreadable"] == total["applied"] + total["quarantined"] \
+        + sum(s["duplicates"] for s in out["stats"])

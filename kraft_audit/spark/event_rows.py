@@ -3,12 +3,19 @@ from the core's `MetadataEvent` / `Quarantined`.
 
 A few columns are promoted to typed Spark columns because Spark needs them
 (keying, ordering, filtering, SQL over the stream); the record's payload stays
-one JSON string (`data_json`). Kafka adds record versions and tagged fields
-regularly (PartitionRecord v0 → v2 added Directories, ELR, LastKnownElr);
-keeping the payload as JSON means a new version never changes the Spark
-schema, never invalidates a checkpoint and never needs a schema migration of
-the streaming state. `raw` keeps the bytes of records we could not decode
-(UNKNOWN_RECORD) and of quarantined input, so nothing is lost.
+one opaque column. Kafka adds record versions and tagged fields regularly
+(PartitionRecord v0 → v2 added Directories, ELR, LastKnownElr); an opaque
+payload means a new version never changes the Spark schema, never invalidates
+a checkpoint and never needs a schema migration of the streaming state.
+
+The payload of a metadata record read from a log (files or the shipper's
+topic) is its value bytes in `raw`, `data_json` null: the operator decodes them
+with the codec (`from_columns`), which costs less than writing JSON in the
+source and parsing it in the operator (a third of the group call on the worst
+case, docs/ARCHITECTURE.md). Other rows (control records, side inputs,
+kafka-dump-log text) carry `data_json`; `raw` also keeps the bytes of records
+we could not decode (UNKNOWN_RECORD, with `data_json` "{}") and of quarantined
+input, so nothing is lost.
 
 The batch's Raft epoch (`MetadataEvent.leader_epoch`) is not a column: the
 rule that reads it (kraft.election-safety) needs every batch of the log in order,
@@ -30,7 +37,8 @@ from typing import Any, Iterable
 import numpy as np
 import pyarrow as pa
 
-from kraft_audit.core.events import NO_OFFSET, MetadataEvent, Quarantined
+from kraft_audit.core.codec.batches import VALUE_ERRORS, decode_record_value, value_problem
+from kraft_audit.core.events import KIND_RECORD, NO_OFFSET, UNKNOWN_RECORD, MetadataEvent, Quarantined
 
 KIND_QUARANTINE = "quarantine"
 QUARANTINED_TYPE = "QUARANTINE"  # the event type of a row that carries quarantined input
@@ -121,9 +129,15 @@ def event_row(ev: MetadataEvent) -> dict[str, Any]:
         "topic_id": topic_id if isinstance(topic_id, str) else None,
         "partition_id": partition if isinstance(partition, int) and not isinstance(partition, bool) else None,
         "broker_id": broker if isinstance(broker, int) and not isinstance(broker, bool) else None,
-        "data_json": dumps(data),
+        # a record's value bytes (batch_events(keep_values=True)) travel instead of its JSON
+        "data_json": None if carries_value(ev) else dumps(data),
         "raw": ev.raw,
     }
+
+
+def carries_value(ev: MetadataEvent) -> bool:
+    """Whether `ev.raw` holds the value bytes its data decodes from."""
+    return ev.raw is not None and ev.kind == KIND_RECORD and ev.type != UNKNOWN_RECORD
 
 
 def quarantine_row(q: Quarantined) -> dict[str, Any]:
@@ -200,31 +214,59 @@ def to_record_batch(items: Iterable[MetadataEvent | Quarantined], pack_noops: bo
 
 def from_row(row: dict[str, Any]) -> MetadataEvent | Quarantined:
     """The core's object for one row (a dict with the event columns)."""
-    data = json.loads(row["data_json"]) if row.get("data_json") else {}
-    raw = row.get("raw")
-    if raw is not None and not isinstance(raw, bytes):
-        raw = bytes(raw)
-    if row["kind"] == KIND_QUARANTINE:
-        return Quarantined(
-            cluster_id=row["cluster_id"],
-            source=row["source"],
-            position=int(row["position"]),
-            reason=data.get("reason", ""),
-            raw=raw or b"",
-            offset=int(row["offset"]),
-        )
-    return MetadataEvent(
-        cluster_id=row["cluster_id"],
-        source=row["source"],
-        position=int(row["position"]),
-        offset=int(row["offset"]),
-        batch_base_offset=int(row["batch_base_offset"]),
-        batch_last_offset=int(row["batch_last_offset"]),
-        timestamp_ms=int(row["timestamp_ms"]),
-        kind=row["kind"],
-        type=row["type"],
-        version=int(row["version"]),
-        data=data,
-        api_key=int(row["api_key"]),
-        raw=raw,
-    )
+    return from_columns({name: [row.get(name)] for name in EVENT_COLUMNS})[0]
+
+
+def _plain(values) -> list:
+    """A column as Python objects (numpy ints → int; NaN/None stay as they are)."""
+    return values.tolist() if hasattr(values, "tolist") else list(values)
+
+
+def from_columns(cols: dict[str, Any]) -> list[MetadataEvent | Quarantined]:
+    """The core's objects for rows given column-wise (lists, numpy arrays or pandas
+    Series of the event columns, equal lengths): one loop over the columns, no dict
+    per row. A row whose `raw` is its record's value is decoded by the codec as the
+    source decoded it; should it not decode, it is quarantined with the reason the
+    source gives."""
+    cluster = _plain(cols["cluster_id"])
+    source = _plain(cols["source"])
+    position = _plain(cols["position"])
+    offset = _plain(cols["offset"])
+    base = _plain(cols["batch_base_offset"])
+    last = _plain(cols["batch_last_offset"])
+    ts = _plain(cols["timestamp_ms"])
+    kind = _plain(cols["kind"])
+    type_ = _plain(cols["type"])
+    version = _plain(cols["version"])
+    api_key = _plain(cols["api_key"])
+    data_json = _plain(cols["data_json"])
+    raw = _plain(cols["raw"])
+    loads = json.loads
+    out: list[MetadataEvent | Quarantined] = []
+    append = out.append
+    for i in range(len(kind)):
+        r, dj, k = raw[i], data_json[i], kind[i]
+        if r is not None and not isinstance(r, bytes):
+            r = None if r != r else bytes(r)  # NaN: pandas' "absent"
+        if dj is not None and not isinstance(dj, str):
+            dj = None  # NaN
+        if dj is None and r is not None and k == KIND_RECORD:
+            try:
+                name, ver, key, data, r = decode_record_value(r)
+            except VALUE_ERRORS as exc:
+                append(Quarantined(cluster[i], source[i], int(position[i]),
+                                   value_problem(int(position[i]), int(offset[i]), exc), r[:256],
+                                   int(offset[i])))
+                continue
+            append(MetadataEvent(cluster[i], source[i], int(position[i]), int(offset[i]), int(base[i]),
+                                 int(last[i]), int(ts[i]), k, name, ver, data, key, r))
+            continue
+        data = loads(dj) if dj else {}
+        if k == KIND_QUARANTINE:
+            append(Quarantined(cluster[i], source[i], int(position[i]), data.get("reason", ""),
+                               r or b"", int(offset[i])))
+            continue
+        append(MetadataEvent(cluster[i], source[i], int(position[i]), int(offset[i]), int(base[i]),
+                             int(last[i]), int(ts[i]), k, type_[i], int(version[i]), data,
+                             int(api_key[i]), r))
+    return out

@@ -24,8 +24,10 @@ from kraft_audit.spark import event_rows
 
 
 def message_events(key: bytes | None, value: bytes | None, headers: dict[str, bytes],
-                   where: str) -> list:
-    """The events of one shipped message; a quarantine row when it is not one."""
+                   where: str, keep_values: bool = False) -> list:
+    """The events of one shipped message; a quarantine row when it is not one.
+    `keep_values`: the events keep their record values (the rows carry those, as the
+    file source's do)."""
     cluster_id = key.decode(errors="replace") if key else UNKNOWN_CLUSTER
     try:
         file = headers["kraft.file"].decode()
@@ -38,7 +40,7 @@ def message_events(key: bytes | None, value: bytes | None, headers: dict[str, by
     items: list = []
     for item in iter_batches(value or b"", base_position=position):
         if isinstance(item, Batch):
-            items.extend(batch_events(item, cluster_id, file))
+            items.extend(batch_events(item, cluster_id, file, keep_values))
         else:
             items.append(problem_to_quarantined(item, cluster_id, file))
     return items
@@ -67,7 +69,7 @@ def _decode(batches):
             where = f"kafka {topic}-{partition}@{offset}"
             try:
                 items.extend(message_events(key, value, {h["key"]: h["value"] for h in headers or []},
-                                            where))
+                                            where, keep_values=True))
             except Exception as exc:  # noqa: BLE001 - a decoder bug must not kill the query
                 items.append(Quarantined(key.decode(errors="replace") if key else UNKNOWN_CLUSTER,
                                          where, 0, f"could not decode {where}: {type(exc).__name__}: {exc}",

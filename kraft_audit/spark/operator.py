@@ -177,10 +177,11 @@ def make_audit_function(audit: OperatorConfig):
 
 
 def events_from_pandas(pdf: pd.DataFrame) -> list[MetadataEvent | Quarantined]:
-    """Rows of the event schema (sorted) → the core's objects."""
-    cols = [c for c in event_rows.EVENT_COLUMNS if c in pdf.columns]
-    return [event_rows.from_row(dict(zip(cols, values)))
-            for values in pdf[cols].itertuples(index=False, name=None)]
+    """Rows of the event schema (sorted) → the core's objects, column by column
+    (records read from a log carry their value bytes, decoded here by the codec)."""
+    n = len(pdf)
+    return event_rows.from_columns({c: pdf[c].to_numpy() if c in pdf.columns else [None] * n
+                                    for c in event_rows.EVENT_COLUMNS})
 
 
 def _frames(pdfs: Iterable[pd.DataFrame]) -> pd.DataFrame:
@@ -188,6 +189,11 @@ def _frames(pdfs: Iterable[pd.DataFrame]) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=event_rows.EVENT_COLUMNS)
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+
+def _partition_scoped_rows(pdf: pd.DataFrame) -> list[bool]:
+    return [is_partition_scoped(t, tid, pid)
+            for t, tid, pid in zip(pdf["type"], pdf["topic_id"], pdf["partition_id"])]
 
 
 def _log_order(pdf: pd.DataFrame) -> pd.DataFrame:
@@ -321,13 +327,20 @@ def resume_bucket(audit: OperatorConfig, cluster_id: str, bucket: int, state_row
 
 
 def save(audit: OperatorConfig, cluster_id: str, bucket: int, auditor, held: list, state) -> int:
-    """Write the state row and keep the auditor live; returns the state's size in bytes."""
+    """Write the state row and keep the auditor live; returns the state's size in bytes.
+    A call that changed nothing (a timeout with nothing to settle, a bucket that got
+    only the log-tail marker) leaves the row as it is: no state store write for it."""
     snap = auditor.snapshot()
-    token = uuid.uuid4().hex
     shards = pickle.dumps(snap.shards, protocol=pickle.HIGHEST_PROTOCOL)
     held_blob = pickle.dumps([event_to_plain(e) for e in held], protocol=pickle.HIGHEST_PROTOCOL) \
         if held else b""
-    state.update((STATE_VERSION, token, snap.meta, snap.topology, shards, held_blob))
+    old = state.get if state.exists else None
+    if old is not None and old[0] == STATE_VERSION and old[2] == snap.meta and old[3] == snap.topology \
+            and old[4] == shards and (old[5] or b"") == held_blob:
+        token = old[1]  # the row already holds this auditor
+    else:
+        token = uuid.uuid4().hex
+        state.update((STATE_VERSION, token, snap.meta, snap.topology, shards, held_blob))
     _LIVE[(cluster_id, bucket)] = (audit, token, auditor)
     return len(snap.meta) + len(snap.topology) + len(shards) + len(held_blob)
 
@@ -407,6 +420,14 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
     pdf, dropped_noops = _thin_noops(pdf)
     dropped_noops += packed_fresh
     events = events_from_pandas(pdf)
+    if bucket != 0 and any(isinstance(e, Quarantined) for e in events):
+        # A record value that does not decode here: a partition record's bucket reports it,
+        # a shared record's copies leave that to bucket 0 (as the source's quarantine rows).
+        scoped = _partition_scoped_rows(pdf)
+        bad_own = sum(1 for e, s in zip(events, scoped) if s and isinstance(e, Quarantined))
+        events = [e for e, s in zip(events, scoped) if s or not isinstance(e, Quarantined)]
+    else:
+        bad_own = 0
     log_caught_up = any(getattr(e, "kind", None) == event_rows.KIND_MARKER for e in events)
     events = [e for e in events if getattr(e, "kind", None) != event_rows.KIND_MARKER]
     records = [e for e in events if not is_side_input(e)]
@@ -443,7 +464,7 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
                                and is_partition_scoped(e.type, e.topic_id, e.partition_id))
 
     owned_records = [e for e in records if isinstance(e, MetadataEvent) and owns(e)]
-    unreadable = sum(1 for e in records if isinstance(e, Quarantined)) if bucket == 0 else 0
+    unreadable = sum(1 for e in records if isinstance(e, Quarantined)) if bucket == 0 else bad_own
     repeated = packed_repeats + sum(1 for t, tid, pid in zip(repeats["type"], repeats["topic_id"],
                                                              repeats["partition_id"])
                                     if bucket == 0 or is_partition_scoped(t, tid, pid))
@@ -456,7 +477,7 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
         duplicates = out.duplicates + noop_duplicates + repeated
     else:  # the core's counts include the copies of shared records: count the bucket's own
         duplicates = sum(1 for e in owned_records if 0 <= e.offset <= last_applied_before)
-        applied = len(owned_records) - duplicates - quarantined
+        applied = len(owned_records) + bad_own - duplicates - quarantined
         duplicates += repeated
     offsets = [e.offset for e in owned_records if e.offset >= 0] + dropped_noops
     rows.append((T_GAUGES, BucketGauges.of(auditor.gauges(cluster_id), bucket)))

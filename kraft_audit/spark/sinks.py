@@ -67,6 +67,7 @@ class DeltaSinks:
         self.app_id = app_id
         self._writer = _DeltaRsWriter() if backend == "deltalake" else _DeltaSparkWriter(spark)
         self._tables: dict[str, DeltaTable] = {}
+        self._exist: set[str] = set()
         self.last_write_seconds = 0.0
 
     def path(self, table: str) -> str:
@@ -112,9 +113,12 @@ class DeltaSinks:
         return self._table(table).transaction_version(self.app_id)
 
     def _write_table(self, name: str, batch_id: int, rows: list[dict] | pa.Table) -> int:
+        # Nothing to write is nothing to duplicate: no commit for an empty table, and
+        # no read of its log for the txn check either (a replay of this batch skips it too).
+        if len(rows) == 0:
+            return 0
         committed = self.committed_batch(name)
-        # Nothing to write is nothing to duplicate: no commit for an empty table.
-        if len(rows) == 0 or (committed is not None and batch_id <= committed):
+        if committed is not None and batch_id <= committed:
             return 0
         spec = TABLES[name]
         if not isinstance(rows, pa.Table):
@@ -141,8 +145,10 @@ class DeltaSinks:
         # Every table exists from the first batch on, even with no rows yet,
         # so analysts' queries never fail on a missing table.
         for name, spec in TABLES.items():
-            if name not in self._tables and not DeltaTable.is_deltatable(self.path(name)):
+            if name not in self._tables and name not in self._exist \
+                    and not DeltaTable.is_deltatable(self.path(name)):
                 self._writer.create(self.path(name), spec)
+            self._exist.add(name)  # a table with no rows yet is not looked up every batch
 
 
 def _with_write_seconds(row, seconds: float):

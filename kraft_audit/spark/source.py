@@ -446,7 +446,8 @@ def read_range(r: ReadRange) -> Iterator[list]:
     pos = r.start
     while pos < r.end:
         try:
-            res = read_segment(path, r.cluster_id, pos, r.end - pos, _READ_CHUNK_RECORDS)
+            res = read_segment(path, r.cluster_id, pos, r.end - pos, _READ_CHUNK_RECORDS,
+                               keep_values=True)  # the rows carry values, not JSON
         except Exception as exc:  # noqa: BLE001 - a reader bug must not kill the query
             yield [Quarantined(r.cluster_id, r.file, pos,
                                f"reader failed on bytes {pos}..{r.end}: {type(exc).__name__}: {exc}")]

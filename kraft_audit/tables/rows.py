@@ -35,7 +35,8 @@ class GroupStats:
     # = applied + duplicates + quarantined
     records: int = column(INT64, "log records read, every copy of a repeated one included")
     side_inputs: int = column(INT64, "side inputs taken in (bucket 0)")
-    unreadable: int = column(INT64, "input the readers could not decode (bucket 0)")
+    unreadable: int = column(INT64, "input the readers could not decode (bucket 0; a partition "
+                                    "record's value that does not decode: its bucket)")
     quarantined: int = column(INT64, "every quarantine row: unreadable or unusable input")
     applied: int = column(INT64)
     duplicates: int = column(INT64)

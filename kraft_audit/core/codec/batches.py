@@ -407,8 +407,40 @@ def _read_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
     return bytes(buf[pos : pos + length]), pos + length
 
 
-def batch_events(batch: Batch, cluster_id: str, source: str) -> list[MetadataEvent | Quarantined]:
-    """Decode every record of a batch into events; bad records become Quarantined."""
+# What decoding a record value raises on bytes Kafka would reject.
+VALUE_ERRORS = (RecordDecodeError, IndexError, struct.error, UnicodeDecodeError, ValueError)
+
+
+def _unfilled(type_name: str, version: int, value_len: int) -> str:
+    return f"{type_name} v{version} does not fill its {value_len}-byte value"
+
+
+def value_problem(position: int, offset: int, exc: BaseException) -> str:
+    """The quarantine reason of a record value that does not decode."""
+    return f"batch at position {position}: record at offset {offset} does not decode: {exc}"
+
+
+def decode_record_value(value: bytes) -> tuple[str, int, int, dict, bytes | None]:
+    """One metadata record's value (the bytes `batch_events(keep_values=True)` keeps) as
+    `batch_events` decodes it: (type, version, apiKey, data, raw), raw the value for an
+    UNKNOWN_RECORD only. Raises one of VALUE_ERRORS, with the same message."""
+    entry = PREFIX_DECODERS.get(value[:3])
+    if entry is None:
+        api_key, version, type_name, data = decode_value(value)
+        return type_name, version, api_key, data, (bytes(value) if type_name == UNKNOWN_RECORD else None)
+    type_name, decode_body, api_key, version = entry
+    data, stop = decode_body(value, 3, len(value))
+    if stop != len(value):
+        raise RecordDecodeError(_unfilled(type_name, version, len(value)))
+    return type_name, version, api_key, data, None
+
+
+def batch_events(batch: Batch, cluster_id: str, source: str, keep_values: bool = False
+                 ) -> list[MetadataEvent | Quarantined]:
+    """Decode every record of a batch into events; bad records become Quarantined.
+    `keep_values`: every metadata record's event keeps its value bytes in `raw` (the
+    Spark sources send those instead of the decoded data; `decode_record_value` reads
+    them back)."""
     if batch.is_control:
         return _control_events(batch, cluster_id, source)
     buf, pos, end = batch.buf, batch.records_start, batch.records_end
@@ -501,21 +533,20 @@ def batch_events(batch: Batch, cluster_id: str, source: str) -> list[MetadataEve
                 type_name, decode_body, api_key, version = entry
                 data, stop = decode_body(buf, value_start + 3, value_end)
                 if stop != value_end:
-                    raise RecordDecodeError(
-                        f"{type_name} v{version} does not fill its {value_len}-byte value"
-                    )
+                    raise RecordDecodeError(_unfilled(type_name, version, value_len))
             else:
                 api_key, version, type_name, data = decode_value(buf, value_start, value_end)
                 if type_name == UNKNOWN_RECORD:
                     raw = bytes(buf[value_start:value_end])
-        except (RecordDecodeError, IndexError, struct.error, UnicodeDecodeError, ValueError) as exc:
+            if keep_values and raw is None:
+                raw = bytes(buf[value_start:value_end])
+        except VALUE_ERRORS as exc:
             append(
                 Quarantined(
                     cluster_id,
                     source,
                     position,
-                    f"batch at position {position}: record at offset "
-                    f"{offset} does not decode: {exc}",
+                    value_problem(position, offset, exc),
                     bytes(buf[value_start:value_end][:256]),
                     offset,
                 )

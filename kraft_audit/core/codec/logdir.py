@@ -210,6 +210,7 @@ def read_segment(
     position: int = 0,
     max_bytes: int | None = None,
     max_records: int | None = None,
+    keep_values: bool = False,
 ) -> SegmentRead:
     """Read whole batches of a (possibly live) segment from ``position``.
 
@@ -217,7 +218,8 @@ def read_segment(
     reaches it and ``max_bytes`` after the last batch that fits (but at least
     one batch is read). Bad bytes in the middle are quarantined and skipped;
     an incomplete batch at the end of the file is not consumed: ``waiting``
-    says to come back when the writer has finished it.
+    says to come back when the writer has finished it. ``keep_values``: as
+    `batch_events`'s (events keep their record values).
     """
     path = Path(path)
     result = SegmentRead(next_position=position)
@@ -247,7 +249,7 @@ def read_segment(
             result.quarantined.append(problem_to_quarantined(item, cluster_id, path.name))
             result.next_position = item.position + item.size
             continue
-        for event in batch_events(item, cluster_id, path.name):
+        for event in batch_events(item, cluster_id, path.name, keep_values):
             (result.events if isinstance(event, MetadataEvent) else result.quarantined).append(
                 event
             )

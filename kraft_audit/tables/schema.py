@@ -216,7 +216,7 @@ PARTITION_STATE = Table(
     compacted_from="partition_history",
     notes="Not merged every micro-batch: the job appends to `partition_history` only, and "
           "merges what it appended since the last compaction into this table every "
-          "`sink.compact_every` micro-batches, at the end of a run, and on `kraft-audit compact`. "
+          "`sink.compact_every` micro-batches and at the end of a run. "
           "Read it through kraft-audit (`tables/read.py`, `query`, the SQL questions), which "
           "adds the rows not compacted yet; the Delta table alone may lag that far behind.")
 PARTITION_HISTORY = Table(

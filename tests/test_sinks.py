@@ -470,3 +470,24 @@ def test_every_table_is_fed_by_an_operator_output_its_spec_names():
     # the operator's Arrow outputs carry the core columns of a table they feed
     for output, table in op.ARROW_TABLES.items():
         assert table in routes()[output]
+
+
+def test_kraft_audit_compact_merges_the_tail_once(tmp_path, output_rows, capsys):
+    from kraft_audit.cli.main import EXIT_USAGE, main
+
+    root = tmp_path / "tables"
+    sinks = DeltaSinks(str(root), app_id="q")
+    batches = random_partition_batches(output_rows, seed=5, batches=4)
+    for batch_id, rows in enumerate(batches):
+        sinks.write_batch(batch_id, {"partition_state": rows, "partition_history": rows})
+    as_of_now = sorted(read(root, "partition_state"), key=repr)
+    assert DeltaTable(str(root / "partition_state")).to_pyarrow_table().num_rows == 0
+
+    assert main(["compact", str(root)]) == 0
+    assert f"partition_state: {len(as_of_now)} rows merged" in capsys.readouterr().out
+    stored = DeltaTable(str(root / "partition_state")).to_pyarrow_table().to_pylist()
+    assert sorted(stored, key=repr) == as_of_now == sorted(read(root, "partition_state"), key=repr)
+    assert main(["compact", str(root)]) == 0
+    assert "partition_state: 0 rows merged" in capsys.readouterr().out
+    assert main(["compact", str(tmp_path / "nothing")]) == EXIT_USAGE
+    assert "no Delta table 'partition_state'" in capsys.readouterr().err

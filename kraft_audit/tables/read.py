@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import zlib
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -208,7 +209,8 @@ def spark_frame(spark, tables_root: str, which: str | Table):
         return stored
     views = {}
     for role, t in (("stored", rest.stored), ("source", rest.source)):
-        views[role] = f"__kraft_audit_{spec.name}_{role}_v{t.version()}"
+        # Spark resolves the views as it parses the SQL below: a name per table and version
+        views[role] = f"__kraft_audit_{spec.name}_{role}_{zlib.crc32(t.table_uri.encode())}_v{t.version()}"
         snapshot(t).createOrReplaceTempView(views[role])
     sql = f"WITH {now_ctes(spec, views['stored'], views['source'], rest.where(), '`')} " \
           f"SELECT * FROM `{spec.name}`"

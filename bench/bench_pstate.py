@@ -12,7 +12,13 @@ leaves it), then writes batches of `--changes` rows on random partitions:
 - tail read: the newest row per key of that tail (what a reader adds to the
   compacted table to see the rows of today's table).
 
-Run: python bench/bench_pstate.py [--sizes 100000,1000000 --changes 1000]
+--built measures the design as built instead, through the sink (DeltaSinks):
+the partition rows of a micro-batch written (partition_history only; the
+MERGE above is what each one cost before), a compaction of `--every`
+batches' tail, and a read of partition_state as of now (the compacted
+table plus that tail, tables/read.py) before and after it.
+
+Run: python bench/bench_pstate.py [--sizes 100000,1000000 --changes 1000] [--built]
 """
 
 from __future__ import annotations
@@ -92,15 +98,63 @@ def measure(n: int, changes: int, batches: int, every: int) -> None:
           f"(newest row per key of that tail: {tail_s:.3f} s)")
 
 
+def partition_rows(partitions: list[int], offset: int) -> pa.Table:
+    """Core partition rows (no sink columns), as the operator hands them to the sink."""
+    one = core_to_arrow(PARTITION_STATE.name, [OutputRows().partition(offset)])
+    data = one.take(pa.array([0] * len(partitions)))
+    col = data.schema.get_field_index("partition")
+    return data.set_column(col, data.schema.field(col), pa.array(partitions, data.schema.field(col).type))
+
+
+def measure_built(n: int, changes: int, batches: int, every: int) -> None:
+    from kraft_audit.spark.sinks import DeltaSinks
+    from kraft_audit.tables.read import count_rows
+
+    rng = random.Random(n)
+    with tempfile.TemporaryDirectory(prefix="bench-pstate-built-") as root:
+        sinks = DeltaSinks(root, app_id="bench")
+        batch_id = 0
+        for start in range(0, n, SEED_CHUNK):  # the bootstrap, then compacted
+            data = partition_rows(list(range(start, min(n, start + SEED_CHUNK))), 0)
+            sinks.write_batch(batch_id, {"partition_history": data, "partition_state": data})
+            batch_id += 1
+        started = time.perf_counter()
+        sinks.compact()
+        seed_compact_s = time.perf_counter() - started
+        write_s = []
+        for b in range(every):
+            data = partition_rows(rng.sample(range(n), changes), batch_id)
+            started = time.perf_counter()
+            sinks.write_batch(batch_id, {"partition_history": data, "partition_state": data})
+            write_s.append(time.perf_counter() - started)
+            batch_id += 1
+        started = time.perf_counter()
+        assert count_rows(root, "partition_state") == n
+        read_tail_s = time.perf_counter() - started
+        started = time.perf_counter()
+        merged = sinks.compact()
+        compact_s = time.perf_counter() - started
+        started = time.perf_counter()
+        assert count_rows(root, "partition_state") == n
+        read_s = time.perf_counter() - started
+        write_s.sort()
+        print(f"{n:>9,} partitions, built: a micro-batch's partition rows ({changes}) written "
+              f"median {statistics.median(write_s):.3f} s, p99 {write_s[int(0.99 * (len(write_s) - 1))]:.3f} s "
+              f"over {every}; compaction of that tail ({merged:,} rows) {compact_s:.2f} s "
+              f"(the bootstrap's: {seed_compact_s:.2f} s); partition_state as of now counted with "
+              f"the tail {read_tail_s:.2f} s, compacted {read_s:.2f} s")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--changes", type=int, default=1000, help="changed partitions a micro-batch")
     parser.add_argument("--batches", type=int, default=5)
     parser.add_argument("--every", type=int, default=60, help="micro-batches between compactions")
+    parser.add_argument("--built", action="store_true", help="the design as built, through the sink")
     args = parser.parse_args()
     for n in (int(s) for s in args.sizes.split(",") if s):
-        measure(n, args.changes, args.batches, args.every)
+        (measure_built if args.built else measure)(n, args.changes, args.batches, args.every)
     return 0
 
 

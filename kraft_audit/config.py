@@ -155,6 +155,10 @@ class SinkConfig:
     backend: Literal["deltalake", "delta-spark"] = setting(
         "deltalake", "Delta writer: delta-rs from the driver, or Spark's Delta connector")
     app_id: str = setting("kraft-audit", "Delta transaction app id (keep it stable across restarts)")
+    compact_every: int = setting(
+        50, "micro-batches between compactions of partition_state (0: only at the end of a run)")
+    compact_tail_rows: int = setting(
+        500000, "compact partition_state sooner once partition_history gained this many rows")
 
 
 @dataclass(frozen=True)

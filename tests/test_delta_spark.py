@@ -24,6 +24,7 @@ from kraft_audit.spark.job import AuditJob
 from kraft_audit.spark.session import DELTA_VERSION, delta_spark_jars
 from kraft_audit.spark.sinks import DeltaSinks
 from kraft_audit.tables import TABLES
+from kraft_audit.tables.read import spark_frame
 
 pytestmark = pytest.mark.spark
 
@@ -130,7 +131,7 @@ def by_delta_rs(cfg, table: str) -> Counter:
 
 
 def by_spark(spark, cfg, table: str) -> Counter:
-    frame = spark.read.format("delta").load(str(Path(cfg.tables) / table))
+    frame = spark_frame(spark, cfg.tables, table)  # partition_state as of now, like read_table
     return Counter(rows_key(r.asDict(recursive=True)) for r in frame.collect())
 
 
@@ -229,6 +230,7 @@ def test_either_backend_continues_the_others_tables(spark, tmp_path, output_rows
     # delta-rs's txn action is the one Spark's connector and the sink read back
     assert set(by_spark_sinks.write_batch(0, batches[0]).values()) == {0}
     by_spark_sinks.write_batch(1, batches[1])
+    assert by_spark_sinks.compact() == 2  # partition_state by Spark's MERGE; batch 2 stays a tail
     DeltaSinks(str(mixed), "deltalake", app_id="q").write_batch(2, batches[2])
 
     only_rs = DeltaSinks(str(reference), "deltalake", app_id="q")
@@ -241,6 +243,11 @@ def test_either_backend_continues_the_others_tables(spark, tmp_path, output_rows
         engines = {"spark" if "Delta-Lake" in i.get("engineInfo", "") else "delta-rs"
                    for i in commit_infos(Config(tables=str(mixed)), name)}
         assert engines == {"spark", "delta-rs"}, (name, engines)
+    # partition_state as of now through Spark: compacted by Spark plus a tail, and never compacted
+    state = by_delta_rs(Config(tables=str(reference)), "partition_state")
+    assert len(state) == 2  # each batch moves partitions 0 and 1 on: as a MERGE, a row each
+    assert by_spark(spark, Config(tables=str(mixed)), "partition_state") == state
+    assert by_spark(spark, Config(tables=str(reference)), "partition_state") == state
 
     # and delta-rs writes into tables Spark's connector created (no NOT NULL in arrays there)
     spark_made = tmp_path / "spark-made"

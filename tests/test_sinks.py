@@ -11,6 +11,10 @@ from kraft_audit.tables import TABLES
 
 
 def read(root, table: str) -> list[dict]:
+    if TABLES[table].compacted_from:  # as of now: the stored rows and its source's tail
+        from kraft_audit.tables.read import read_rows
+
+        return read_rows(str(root), table)
     return DeltaTable(str(root / table)).to_pyarrow_table().to_pylist()
 
 
@@ -70,7 +74,7 @@ def test_replaying_a_batch_writes_nothing_twice(sinks, tmp_path, output_rows):
     assert first == {
         "violations": 3,
         "conditions": 1,
-        "partition_state": 1,
+        "partition_state": 3,  # through partition_history (compacted later: one key)
         "partition_history": 3,
         "brokers": 1,
         "quarantine": 1,
@@ -175,30 +179,86 @@ def test_interval_opened_and_closed_in_one_batch_is_one_closed_row(sinks, tmp_pa
 
 
 def test_partition_state_keeps_the_row_with_the_highest_offset(sinks, tmp_path, output_rows):
-    sinks.write_batch(
-        0,
-        {
-            "partition_state": [
-                output_rows.partition(20, isr=[1, 2]),
-                output_rows.partition(10, isr=[1]),
-            ]
-        },
-    )
-    sinks.write_batch(
-        1,
-        {
-            "partition_state": [
-                output_rows.partition(15, isr=[3]),
-                output_rows.partition(16, partition=1),
-            ]
-        },
-    )
-    sinks.write_batch(2, {"partition_state": [output_rows.partition(30, isr=[1, 2, 3])]})
+    def both(rows):  # partition_state's rows reach it through partition_history
+        return {"partition_state": rows, "partition_history": rows}
+
+    sinks.write_batch(0, both([output_rows.partition(20, isr=[1, 2]),
+                               output_rows.partition(10, isr=[1])]))
+    sinks.write_batch(1, both([output_rows.partition(15, isr=[3]),
+                               output_rows.partition(16, partition=1)]))
+    sinks.write_batch(2, both([output_rows.partition(30, isr=[1, 2, 3])]))
 
     rows = {r["partition"]: r for r in read(tmp_path, "partition_state")}
     assert (rows[0]["offset"], rows[0]["isr"]) == (30, [1, 2, 3])
     assert rows[1]["offset"] == 16
     assert len(read(tmp_path, "partition_state")) == 2
+
+
+def test_partition_state_rows_without_their_history_are_refused(sinks, output_rows):
+    rows = [output_rows.partition(20)]
+    with pytest.raises(ValueError, match="compacted from partition_history"):
+        sinks.write_batch(0, {"partition_state": rows})
+    with pytest.raises(ValueError, match="compacted from partition_history"):
+        sinks.write_batch(0, {"partition_state": rows,
+                              "partition_history": [output_rows.partition(21)]})
+
+
+def merged_per_batch(path: str, batches: list[list[dict]]):
+    """The reference: partition_state as a MERGE of every micro-batch writes it."""
+    from kraft_audit.spark.sinks import _DeltaRsWriter
+    from kraft_audit.tables import PARTITION_STATE, core_to_arrow, dedupe_latest_arrow, stamp_arrow
+
+    writer = _DeltaRsWriter()
+    writer.create(path, PARTITION_STATE)
+    for batch_id, rows in enumerate(batches):
+        data = stamp_arrow("partition_state", core_to_arrow("partition_state", rows), batch_id, "q")
+        writer.merge(DeltaTable(path), path, PARTITION_STATE,
+                     dedupe_latest_arrow("partition_state", data), "q", batch_id)
+        yield DeltaTable(path).to_pyarrow_table().to_pylist()
+
+
+def random_partition_batches(output_rows, seed: int, batches: int = 10) -> list[list[dict]]:
+    """Changes to 12 partitions of two clusters, out of order across batches, with
+    equal offsets across batches (a batch holds one row per partition and offset,
+    as the operator emits them)."""
+    import random
+
+    rnd = random.Random(seed)
+    out = []
+    for b in range(batches):
+        rows = []
+        for offset in rnd.sample(range(16), 12):
+            rows.append(output_rows.partition(offset, partition=rnd.randrange(6), leader=b,
+                                              cluster_id=rnd.choice(["c1", "c2"])))
+        out.append(rows)
+    return out
+
+
+@pytest.mark.parametrize("compact_every", [0, 1, 3])
+def test_partition_state_as_of_now_is_what_a_merge_per_batch_gives(tmp_path, output_rows,
+                                                                    compact_every):
+    """Before and after any compaction, read as of now, the same rows (batch ids
+    included) as the MERGE every micro-batch that partition_state was until then."""
+    from kraft_audit.tables.read import read_tail
+
+    batches = random_partition_batches(output_rows, seed=compact_every)
+    sinks = DeltaSinks(str(tmp_path / "tables"), app_id="q")
+    reference = merged_per_batch(str(tmp_path / "merged"), batches)
+    compactions = 0
+    for batch_id, rows in enumerate(batches):
+        sinks.write_batch(batch_id, {"partition_state": rows, "partition_history": rows})
+        if compact_every and (batch_id + 1) % compact_every == 0:
+            assert sinks.compact() > 0
+            compactions += 1
+        want = sorted(next(reference), key=repr)
+        assert sorted(read(tmp_path / "tables", "partition_state"), key=repr) == want, batch_id
+    assert compactions == (len(batches) // compact_every if compact_every else 0)
+    # compacted, the Delta table alone holds those rows; compacting again merges nothing
+    sinks.compact()
+    stored = DeltaTable(str(tmp_path / "tables" / "partition_state")).to_pyarrow_table().to_pylist()
+    assert sorted(stored, key=repr) == want
+    assert sinks.compact() == 0 and read_tail(str(tmp_path / "tables"), "partition_state") == (None, None)
+    assert sorted(read(tmp_path / "tables", "partition_state"), key=repr) == want
 
 
 def test_brokers_and_gauges_merge_on_their_keys(sinks, tmp_path, output_rows):
@@ -435,3 +495,24 @@ def test_every_table_is_fed_by_an_operator_output_its_spec_names():
     # the operator's Arrow outputs carry the core columns of a table they feed
     for output, table in op.ARROW_TABLES.items():
         assert table in routes()[output]
+
+
+def test_kraft_audit_compact_merges_the_tail_once(tmp_path, output_rows, capsys):
+    from kraft_audit.cli.main import EXIT_USAGE, main
+
+    root = tmp_path / "tables"
+    sinks = DeltaSinks(str(root), app_id="q")
+    batches = random_partition_batches(output_rows, seed=5, batches=4)
+    for batch_id, rows in enumerate(batches):
+        sinks.write_batch(batch_id, {"partition_state": rows, "partition_history": rows})
+    as_of_now = sorted(read(root, "partition_state"), key=repr)
+    assert DeltaTable(str(root / "partition_state")).to_pyarrow_table().num_rows == 0
+
+    assert main(["compact", str(root)]) == 0
+    assert f"partition_state: {len(as_of_now)} rows merged" in capsys.readouterr().out
+    stored = DeltaTable(str(root / "partition_state")).to_pyarrow_table().to_pylist()
+    assert sorted(stored, key=repr) == as_of_now == sorted(read(root, "partition_state"), key=repr)
+    assert main(["compact", str(root)]) == 0
+    assert "partition_state: 0 rows merged" in capsys.readouterr().out
+    assert main(["compact", str(tmp_path / "nothing")]) == EXIT_USAGE
+    assert "no Delta table 'partition_state'" in capsys.readouterr().err

@@ -25,7 +25,7 @@ from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import operator as op
 from kraft_audit.testing.operator_calls import target_buckets
 from kraft_audit.sideinputs import parse_inventory, read_registrations
-from kraft_audit.testing.crash_check import comparable_rows, run_then_kill_9
+from kraft_audit.testing.crash_check import comparable_rows, kill_9_in_compaction, run_then_kill_9
 from kraft_audit.spark.job import AuditJob
 from log_cuts import later_segment, live_half
 from services import wait_for
@@ -376,6 +376,45 @@ def test_kill_9_in_the_middle_of_a_bootstrap_then_restart_gives_an_uninterrupted
         assert sorted(p["batch_id"] for p in progress) == list(range(len(progress)))
         assert sum(p["records"] for p in progress) == records
         assert sum(p["applied"] + p["duplicates"] + p["quarantined"] for p in progress) == records
+
+
+@pytest.mark.parametrize("point", ["in_merge", "after_merge"])
+def test_kill_9_during_a_compaction_then_restart_gives_an_uninterrupted_runs_tables(spark, tmp_path,
+                                                                                   point):
+    """partition_state compacted after every micro-batch, the process killed -9 in
+    its second compaction (in the MERGE, or just after its commit): resumed from
+    the checkpoint, partition_state as read and as stored at the end equals an
+    uninterrupted run's, and the compaction's recorded history version holds."""
+    from deltalake import DeltaTable
+
+    from kraft_audit.tables.read import read_rows, read_tail
+    from kraft_audit.tables.schema import COMPACTION_APP
+    from kraft_audit.testing.bulk import BulkLog
+
+    log = BulkLog(tmp_path / "log", 400, fault_every=100, batch=50)
+    log.bootstrap()
+    log.changes(300, per_batch=20)
+    log.close()
+
+    def values(name):
+        return {"sources.log_dirs": str(tmp_path / "log"), "checkpoint": str(tmp_path / name / "checkpoint"),
+                "tables": str(tmp_path / name / "tables"), "sources.max_records_per_trigger": 150,
+                "audit.buckets": 2, "metrics.enabled": False, "sink.compact_every": 1}
+
+    assert kill_9_in_compaction(values("killed"), point) == -9
+    killed = load_config(None, values("killed"), environ={})
+    state = DeltaTable(str(Path(killed.tables) / "partition_state"))
+    assert state.transaction_version(COMPACTION_APP) is not None  # the first one's, or the second's
+    assert AuditJob(killed, spark=spark).run(available_now=True)
+    whole = load_config(None, values("whole"), environ={})
+    assert AuditJob(whole, spark=spark).run(available_now=True)
+
+    for name in ("violations", "conditions", "partition_state", "partition_history", "brokers", "quarantine"):
+        assert comparable(killed, name) == comparable(whole, name), name
+    for cfg in (killed, whole):  # compacted at the end: the Delta table alone holds the rows
+        assert read_tail(cfg.tables, "partition_state") == (None, None)
+        stored = DeltaTable(str(Path(cfg.tables) / "partition_state")).to_pyarrow_table().to_pylist()
+        assert sorted(stored, key=repr) == sorted(read_rows(cfg.tables, "partition_state"), key=repr)
 
 
 def test_check_and_run_quarantine_the_same_rows(spark, tmp_path, capsys):

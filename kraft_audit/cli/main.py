@@ -30,6 +30,7 @@ COMMANDS = {
     "ship": ("ship", "tail a metadata log into a Kafka topic for the streaming job"),
     "demo": ("demo", "simulate a cluster with faults and audit it end to end"),
     "query": ("query", "answer analysts' questions from the Delta tables"),
+    "compact": ("compact", "merge into partition_state what partition_history gained since the last compaction"),
     "timeline": ("timeline", "draw one partition's states, violations and broker events (PNG/SVG/HTML)"),
 }
 

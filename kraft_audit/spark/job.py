@@ -96,6 +96,9 @@ class BatchWriter:
         self.totals: dict[str, int] = defaultdict(int)
         self.counts: dict[str, int] = defaultdict(int)  # BALANCE's progress columns, this run
         self._applied: dict[str, int] = {}
+        self._compaction: threading.Thread | None = None
+        self._uncompacted = [0, 0]  # micro-batches and partition_history rows since the last one
+        self.compactions = 0
         from kraft_audit.spark.source import LogDirPlanner
 
         # snapshots compared with their log (cluster/file) -> the micro-batch holding their findings
@@ -147,10 +150,44 @@ class BatchWriter:
         for name in BALANCE:
             self.counts[name] += progress[name]
         self.counts["held"] = progress["held"]
+        self._maybe_compact(written.get(tables.PARTITION_HISTORY.name, 0))
         if self.after_write is not None:
             self.after_write(batch_id)
         log.info("batch %d: %s; %d violations, %.2fs", batch_id, balance_line(progress),
                  progress["violations"], progress["duration_seconds"])
+
+    def _maybe_compact(self, history_rows: int) -> None:
+        """Start a compaction of partition_state in the background when one is due
+        and none is running: it rewrites most of the table, which no micro-batch
+        waits for (readers add the rows it has not merged yet)."""
+        self._uncompacted[0] += 1
+        self._uncompacted[1] += history_rows
+        every, rows = self.cfg.sink.compact_every, self.cfg.sink.compact_tail_rows
+        due = every > 0 and (self._uncompacted[0] >= every or self._uncompacted[1] >= rows)
+        if not due or (self._compaction is not None and self._compaction.is_alive()):
+            return
+        self._uncompacted = [0, 0]
+        self._compaction = threading.Thread(target=self._compact, name="kraft-audit-compaction",
+                                            daemon=True)  # kill -9 safe: one atomic commit
+        self._compaction.start()
+
+    def _compact(self) -> None:
+        try:
+            t0 = time.perf_counter()
+            merged = self.sinks.compact()
+            self.compactions += 1
+            log.info("compacted partition_state: %d rows merged in %.2fs", merged,
+                     time.perf_counter() - t0)
+        except Exception:  # noqa: BLE001 - the next one merges the same tail; readers add it meanwhile
+            log.exception("compaction of partition_state failed")
+
+    def finish(self) -> None:
+        """At the end of a run: wait for a running compaction, then compact what is left,
+        so partition_state at rest holds every row by itself."""
+        if self._compaction is not None:
+            self._compaction.join()
+        if self.sinks is not None:
+            self._compact()
 
     def _snapshot_findings(self, batch_id: int, rows_by_table: dict[str, Any]) -> None:
         """Each snapshot of a log dir the job has read past, compared once with the image the
@@ -383,6 +420,7 @@ class AuditJob:
             if stop.is_set():
                 end_after_running_batch(query)
             query.stop()  # (nothing left to stop once the loop has ended)
+            self.writer.finish()
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -395,6 +433,7 @@ class AuditJob:
             if self.query.isActive:
                 end_after_running_batch(self.query, timeout_s=wait_s)
             self.query.stop()
+            self.writer.finish()
         self.close()
 
     def close(self) -> None:

@@ -22,6 +22,15 @@ Both take everything about a table (schema, partitioning, append or merge,
 merge key and condition) from its declaration in kraft_audit/tables/, and the
 tables they write are the same Delta tables: either backend reads and
 continues what the other wrote.
+
+A table `compacted_from` another (partition_state) is not written per
+micro-batch: its rows are appended to the source table with the others, and
+`compact` merges what was appended since the last compaction, recording the
+source's version it reached as the commit's app transaction `COMPACTION_APP`
+(atomic with the rows, so a compaction killed midway left nothing, and one run
+twice merges nothing twice). A MERGE rewrites every file a changed key falls
+in, which with random changes is most of the table: once per compaction, not
+once per micro-batch (README "Scale").
 """
 
 from __future__ import annotations
@@ -46,7 +55,8 @@ from kraft_audit.tables import (
     dedupe_latest_arrow,
     stamp_arrow,
 )
-from kraft_audit.tables.read import table_path
+from kraft_audit.tables.read import read_tail, table_path
+from kraft_audit.tables.schema import COMPACTION_APP
 
 BACKENDS = KEYS["sink.backend"].choices  # declared with the configuration's `sink.backend`
 DEFAULT_BACKEND = KEYS["sink.backend"].default
@@ -87,9 +97,14 @@ class DeltaSinks:
             raise ValueError(
                 f"no such table(s): {', '.join(sorted(unknown))}; tables are {', '.join(TABLES)}"
             )
+        compacted = {name: TABLES[name].compacted_from for name in rows_by_table
+                     if TABLES[name].compacted_from}
+        for name, source in compacted.items():
+            _check_same_rows(name, rows_by_table[name], source, rows_by_table.get(source))
         started = time.perf_counter()
         self._create_missing_tables()
-        names = [name for name in TABLES if name != PROGRESS.name]
+        names = [name for name in TABLES
+                 if name != PROGRESS.name and not TABLES[name].compacted_from]
 
         def write(name: str) -> int:
             return self._write_table(name, batch_id, rows_by_table.get(name, []))
@@ -102,11 +117,32 @@ class DeltaSinks:
                 written = dict(zip(names, pool.map(write, names)))
         else:
             written = {name: write(name) for name in names}
+        for name, spec in TABLES.items():
+            if spec.compacted_from:  # its rows went to its source: counted as written there
+                written[name] = len(rows_by_table.get(name, [])) if written[spec.compacted_from] else 0
         self.last_write_seconds = time.perf_counter() - started
         progress = [_with_write_seconds(row, self.last_write_seconds)
                     for row in rows_by_table.get(PROGRESS.name, [])]
         written[PROGRESS.name] = self._write_table(PROGRESS.name, batch_id, progress)
         return written
+
+    def compact(self, table: str = "partition_state") -> int:
+        """Merge into a compacted table what its source gained since the last
+        compaction; return the rows merged (0: nothing new). Safe beside the job
+        writing the source, and beside another compaction (a lower recorded
+        version only makes readers read more of the source)."""
+        spec = TABLES[table]
+        if not spec.compacted_from:
+            raise ValueError(f"table {table} is not compacted from another table")
+        self._create_missing_tables()
+        self._table(table)  # brought up to date: its recorded version is read from this snapshot
+        rows, version = read_tail(self.tables_root, spec)
+        if rows is None:
+            return 0
+        # in batch order: ties on `order_by` go to the later batch, as readers see them
+        data = dedupe_latest_arrow(table, rows)
+        self._writer.merge(self._table(table), self.path(table), spec, data, COMPACTION_APP, version)
+        return data.num_rows
 
     def committed_batch(self, table: str) -> int | None:
         """The newest micro-batch `table` holds (None before the first)."""
@@ -156,6 +192,18 @@ def _with_write_seconds(row, seconds: float):
     if isinstance(row, dict):
         return {**row, "write_seconds": seconds} if row.get("write_seconds") is None else row
     return row if row.write_seconds is not None else replace(row, write_seconds=seconds)
+
+
+def _check_same_rows(name: str, rows, source: str, source_rows) -> None:
+    """A compacted table takes its rows from its source's: rows given for it
+    alone would be lost, and different ones would not be what it holds."""
+    if source_rows is rows or len(rows) == 0:
+        return
+    if source_rows is None or len(source_rows) != len(rows) or (
+            isinstance(rows, pa.Table) != isinstance(source_rows, pa.Table)) or (
+            not rows.equals(source_rows) if isinstance(rows, pa.Table) else rows != source_rows):
+        raise ValueError(f"table {name} is compacted from {source}: its rows are {source}'s, "
+                         f"so pass the same rows for {source} too")
 
 
 def _merge_predicate(spec: Table) -> str:

@@ -28,6 +28,8 @@ from kraft_audit.tables.rows import BucketGauges, GroupStats, Progress
 
 APPEND = "append"
 MERGE = "merge"
+# the app transaction in which a compaction records the source table's version it merged
+COMPACTION_APP = "kraft-audit-compaction"
 
 # ------------------------------------------------------------------ types
 
@@ -143,6 +145,13 @@ class Table:
     batch; without one the later row wins), and the SQL condition under which
     an incoming row `s` replaces the stored row `t` (without one it always
     does).
+
+    A merge table `compacted_from` an append table holding the same rows is
+    not merged every micro-batch: the sink only appends to that table, a
+    compaction merges what was appended since the last one (the append
+    table's Delta version it reached is the app transaction `COMPACTION_APP`
+    of its commit), and readers see the newest row per key of both
+    (tables/read.py), which are the rows a MERGE per micro-batch would give.
     """
 
     name: str
@@ -159,6 +168,7 @@ class Table:
     identity: tuple[str, ...] = ()
     merge_note: str = ""  # docs: how a newer row replaces an older one
     notes: str = ""  # docs: a paragraph after the columns
+    compacted_from: str | None = None
     schema: pa.Schema = field(init=False, repr=False, compare=False)
     core_schema: pa.Schema = field(init=False, repr=False, compare=False)
 
@@ -175,6 +185,8 @@ class Table:
                            pa.schema([f for f in schema if f.name not in SINK]))
         if self.source is not None:
             assert OUTPUTS[self.source].row is self.row, (self.name, self.source)
+        # the reader's "newest per key" needs keys and an order, as the MERGE does
+        assert not self.compacted_from or (self.mode == MERGE and self.keys and self.order_by), self
 
     @property
     def path_name(self) -> str:
@@ -200,7 +212,13 @@ CONDITIONS = Table(
 PARTITION_STATE = Table(
     "partition_state", PartitionRow, MERGE, "a partition now", "partitions",
     keys=("cluster_id", "topic_id", "partition"), order_by="offset",
-    replace_when="s.`offset` >= t.`offset`", merge_note="highest `offset` wins")
+    replace_when="s.`offset` >= t.`offset`", merge_note="highest `offset` wins",
+    compacted_from="partition_history",
+    notes="Not merged every micro-batch: the job appends to `partition_history` only, and "
+          "merges what it appended since the last compaction into this table every "
+          "`sink.compact_every` micro-batches and at the end of a run. "
+          "Read it through kraft-audit (`tables/read.py`, `query`, the SQL questions), which "
+          "adds the rows not compacted yet; the Delta table alone may lag that far behind.")
 PARTITION_HISTORY = Table(
     "partition_history", PartitionRow, APPEND, "each state a partition went through",
     "partitions", partition_by=("cluster_id", "date"), sink=("batch_id", "date"),

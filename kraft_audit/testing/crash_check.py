@@ -78,6 +78,48 @@ def kill_9_at_snapshot(values: dict, point: str, timeout_s: float = 180.0) -> in
             child.wait()
 
 
+_KILLED_IN_COMPACTION = """
+import json, os, signal, sys, threading
+from kraft_audit.config import load_config
+from kraft_audit.spark import sinks
+from kraft_audit.spark.job import AuditJob
+from kraft_audit.tables.schema import COMPACTION_APP
+values, point, after = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+merge, seen = sinks._DeltaRsWriter.merge, []
+
+def kill():
+    os.killpg(os.getpgid(0), signal.SIGKILL)
+
+def merge_then_kill(self, table, path, spec, data, app_id, version):
+    if app_id == COMPACTION_APP:
+        seen.append(version)
+        if len(seen) > after and point == "in_merge":  # while it writes files or commits
+            threading.Timer(0.01, kill).start()
+    merge(self, table, path, spec, data, app_id, version)
+    if app_id == COMPACTION_APP and len(seen) > after and point == "after_merge":
+        kill()  # committed: the job knows nothing of it
+
+sinks._DeltaRsWriter.merge = merge_then_kill
+AuditJob(load_config(None, values, environ={})).run(available_now=True)
+"""
+
+
+def kill_9_in_compaction(values: dict, point: str, after: int = 1, timeout_s: float = 180.0) -> int:
+    """Run the job (config overrides `values`, availableNow, delta-rs sink) in a child
+    process and kill -9 it in its compaction number `after` + 1 of partition_state: at
+    `point`, "in_merge" (10 ms into the MERGE) or "after_merge" (committed). Returns the
+    child's exit code (-9 when killed there)."""
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_IN_COMPACTION, json.dumps(values), point,
+                              str(after)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        return child.wait(timeout_s)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+
+
 def comparable_rows(tables_root: str, name: str) -> list[dict]:
     """A table's rows without what depends on when and in which micro-batch they were
     written, in a fixed order."""

@@ -5,7 +5,7 @@ The Python stages are run here in one process, without a query, as Spark runs
 them: the source's read() of every planned range (decode, event rows, Arrow),
 Arrow → pandas (what Spark hands the group call), and the group call per
 (cluster, bucket) split into its parts (log order and repeats, pandas rows →
-core objects with the JSON payload parse, the core, output rows → Arrow IPC,
+core objects, the payload decoded, the core, output rows → Arrow IPC,
 the state row). CPU seconds of this process (`time.process_time`). The JVM's
 stages (Python → JVM, shuffle, state store, outputs to the driver, sinks) are
 the whole `run --once` minus these: bench_side_by_side.py times it.
@@ -19,6 +19,7 @@ them) and as the sources send them now.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import tempfile
 import time
@@ -40,15 +41,26 @@ def stage(name: str):
         TIMES[name] += time.process_time() - t0
 
 
+WRAPPED: list = []  # (module, name, original): put back after each profile
+
+
 def wrap(module, name: str, label: str) -> None:
-    """Time every call of module.name under `label`."""
+    """Time every call of module.name under `label` (until `unwrap`)."""
     inner = getattr(module, name)
+    WRAPPED.append((module, name, inner))
 
     def timed(*args, **kwargs):
         with stage(label):
             return inner(*args, **kwargs)
 
     setattr(module, name, timed)
+
+
+def unwrap() -> None:
+    # left wrapped, the next profile would time each call twice under the same label
+    while WRAPPED:
+        module, name, inner = WRAPPED.pop()
+        setattr(module, name, inner)
 
 
 def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dict[str, float]:
@@ -65,10 +77,12 @@ def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dic
     from kraft_audit.spark import event_rows
 
     TIMES.clear()
+    op._LIVE.clear()  # the previous profile's auditors: not this one's heap
+    gc.collect()
     packed = event_rows.to_record_batch
     if not pack:  # as before the sources packed NoOps: one row each
         event_rows.to_record_batch = lambda items, pack_noops=False: packed(items)
-    wrap(op, "events_from_pandas", "group: pandas rows -> core objects (JSON parse)")
+    wrap(op, "events_from_pandas", "group: pandas rows -> core objects (payload decode)")
     wrap(op, "encode_output", "group: output rows -> Arrow IPC")
     wrap(op, "save", "group: state row (snapshot, pickle)")
     wrap(op, "_log_order", "group: log order, repeats, NoOp thinning")
@@ -119,6 +133,7 @@ def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dic
     finally:
         core_audit.Auditor.process = process
         event_rows.to_record_batch = packed
+        unwrap()
     result = dict(TIMES)
     result["records"] = records
     result["micro-batches"] = batches

@@ -888,7 +888,7 @@ def _log_name(log_dir: Path) -> str:
 
 def fixture_logs() -> list[Path]:
     """The real logs kept in tests/fixtures: kraft-real (from public repositories) and
-    kraft-story (the every-record-type story on a 4.x and a 3.x line)."""
+    kraft-story (the every-record-type story on two 4.x lines and a 3.x line)."""
     root = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
     return [p for folder in ("kraft-real", "kraft-story")
             for p in sorted((root / folder).iterdir()) if p.is_dir()]

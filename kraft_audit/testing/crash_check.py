@@ -67,7 +67,13 @@ def kill_9_at_snapshot(values: dict, point: str, timeout_s: float = 180.0) -> in
     it in the micro-batch that compares a snapshot: at `point`, "after_compare" (the compared
     list written, the Delta write not yet) or "after_write" (Delta written, Spark's commit
     not yet). Returns the child's exit code (-9 when killed there)."""
-    child = subprocess.Popen([sys.executable, "-c", _KILLED_AT_SNAPSHOT, json.dumps(values), point],
+    return _child_exit_code(_KILLED_AT_SNAPSHOT, [json.dumps(values), point], timeout_s)
+
+
+def _child_exit_code(script: str, args: list[str], timeout_s: float) -> int:
+    """Run `script` in a child Python in its own process group; its exit code (-9 when it
+    killed itself), the group killed should it outlast `timeout_s`."""
+    child = subprocess.Popen([sys.executable, "-c", script, *args],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              start_new_session=True)
     try:
@@ -109,15 +115,7 @@ def kill_9_in_compaction(values: dict, point: str, after: int = 1, timeout_s: fl
     process and kill -9 it in its compaction number `after` + 1 of partition_state: at
     `point`, "in_merge" (10 ms into the MERGE) or "after_merge" (committed). Returns the
     child's exit code (-9 when killed there)."""
-    child = subprocess.Popen([sys.executable, "-c", _KILLED_IN_COMPACTION, json.dumps(values), point,
-                              str(after)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
-    try:
-        return child.wait(timeout_s)
-    finally:
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
+    return _child_exit_code(_KILLED_IN_COMPACTION, [json.dumps(values), point, str(after)], timeout_s)
 
 
 def comparable_rows(tables_root: str, name: str) -> list[dict]:

@@ -12,13 +12,15 @@ leaves it), then writes batches of `--changes` rows on random partitions:
 - tail read: the newest row per key of that tail (what a reader adds to the
   compacted table to see the rows of today's table).
 
---built measures the design as built instead, through the sink (DeltaSinks):
+built: the design as it is, through the sink (DeltaSinks):
 the partition rows of a micro-batch written (partition_history only; the
 MERGE above is what each one cost before), a compaction of `--every`
 batches' tail, and a read of partition_state as of now (the compacted
 table plus that tail, tables/read.py) before and after it.
 
-Run: python bench/bench_pstate.py [--sizes 100000,1000000 --changes 1000] [--built]
+Both are measured by default (`make bench`); `--only merge|built` runs one.
+
+Run: python bench/bench_pstate.py [--sizes 100000,1000000 --changes 1000] [--only built]
 """
 
 from __future__ import annotations
@@ -151,10 +153,14 @@ def main() -> int:
     parser.add_argument("--changes", type=int, default=1000, help="changed partitions a micro-batch")
     parser.add_argument("--batches", type=int, default=5)
     parser.add_argument("--every", type=int, default=60, help="micro-batches between compactions")
-    parser.add_argument("--built", action="store_true", help="the design as built, through the sink")
+    parser.add_argument("--only", choices=("merge", "built"),
+                        help="one of the two designs (default: both, the MERGE first)")
     args = parser.parse_args()
+    designs = {"merge": measure, "built": measure_built}
     for n in (int(s) for s in args.sizes.split(",") if s):
-        (measure_built if args.built else measure)(n, args.changes, args.batches, args.every)
+        for name, measure_one in designs.items():
+            if args.only in (None, name):
+                measure_one(n, args.changes, args.batches, args.every)
     return 0
 
 

@@ -223,6 +223,7 @@ class Steady:
         return {"achieved_rate": self.log.records / appended_s if appended_s else 0,
                 "batches": len(walls), "wall_p50": pct(walls, 0.5), "wall_p99": pct(walls, 0.99),
                 "run_p50": pct([a for a, _ in split], 0.5), "delta_p50": pct([b for _, b in split], 0.5),
+                "delta_p99": pct([b for _, b in split], 0.99),
                 "lat_p50": pct(lat, 0.5), "lat_p99": pct(lat, 0.99), "samples": len(lat),
                 "state_bytes": state, "rebuilt_share": self.rebuilt[0] / max(self.rebuilt[1], 1),
                 "driver_mb": max(r["driver_mb"] for r in self.rss), "jvm_mb": max(r["jvm_mb"] for r in self.rss),
@@ -384,7 +385,8 @@ def main() -> int:
             print(f"  steady at {steady['achieved_rate']:,.0f} records/s, 1 s trigger: micro-batch wall "
                   f"p50 {steady['wall_p50']:.2f} s p99 {steady['wall_p99']:.2f} s over {steady['batches']} "
                   f"micro-batches after the warm-up (p50 of its parts: "
-                  f"source + operator {steady['run_p50']:.2f} s, Delta writes {steady['delta_p50']:.2f} s); append -> Delta row "
+                  f"source + operator {steady['run_p50']:.2f} s, Delta writes {steady['delta_p50']:.2f} s, "
+                  f"Delta writes p99 {steady['delta_p99']:.2f} s); append -> Delta row "
                   f"p50 {steady['lat_p50']:.2f} s p99 {steady['lat_p99']:.2f} s ({steady['samples']:,} rows); "
                   f"state {steady['state_bytes'] / n:.0f} B/partition; group calls rebuilt from the state "
                   f"row {steady['rebuilt_share']:.0%}; RSS driver {steady['driver_mb']:.0f} MB + JVM "
@@ -420,6 +422,7 @@ def main() -> int:
                 ("bootstrap s", lambda r: f"{r['boot_s']:.1f}"),
                 ("wall p50", lambda r: f"{r['wall_p50']:.2f}"), ("wall p99", lambda r: f"{r['wall_p99']:.2f}"),
                 ("operator p50", lambda r: f"{r['run_p50']:.2f}"), ("Delta write p50", lambda r: f"{r['delta_p50']:.2f}"),
+                ("Delta write p99", lambda r: f"{r['delta_p99']:.2f}"),
                 ("Delta row p99", lambda r: f"{r['lat_p99']:.2f}"),
                 ("B/partition", lambda r: f"{r['state_bytes'] / r['n']:.0f}"),
                 ("rebuilt", lambda r: f"{r['rebuilt_share']:.0%}"),

@@ -137,7 +137,7 @@ demo-kafka: install kafka spark-kafka
 	$(BIN)/python -m kraft_audit.testing.realkafka.demo --workdir demo-kafka-out
 
 test: install prometheus kafka delta-spark spark-kafka k8s-schemas
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 # The contributors' loop: the tests that need no Spark, Kafka, Prometheus or Maven (pip and the
 # Spark operator's CRD), about 30 s.

@@ -12,7 +12,8 @@ formatted at an older metadata.version and upgraded during the story. In order:
   blocks), a delegation token created, renewed and expired, the feature upgrade, a replica
   moved between a broker's two log dirs, a reassignment, a controlled shutdown and restart, a
   killed broker fenced and unfenced, the ELR filled by a shrinking ISR (lines with ELR), a
-  topic deleted; snapshots are written throughout.
+  stopped broker unregistered and started again, a topic deleted, and min ISR changed while
+  the ELR is on (ClearElr records, lines with ELR); snapshots are written throughout.
 
     python -m kraft_audit.testing.realkafka.story VERSION TARGET_DIR [--workdir DIR]
 
@@ -33,6 +34,7 @@ from kraft_audit.testing.realkafka.tools import CONFIG_COMMAND, REASSIGN, ToolEr
 
 ACL_COMMAND = ("org.apache.kafka.tools.AclCommand", "kafka.admin.AclCommand")
 TOKEN_COMMAND = ("org.apache.kafka.tools.DelegationTokenCommand", "kafka.admin.DelegationTokenCommand")
+CLUSTER_TOOL = ("org.apache.kafka.tools.ClusterTool", "kafka.tools.ClusterTool")
 ADMIN_USER, ADMIN_PASSWORD = "admin", "admin-secret"
 SCRAM = "SCRAM-SHA-256"
 
@@ -259,6 +261,30 @@ class StoryRun:
         self.wait_fenced(2, False)
         self.wait_in_sync()
 
+    def unregister(self) -> None:
+        """A stopped broker unregistered (kafka-cluster unregister), then started again: it
+        registers afresh and catches up."""
+        b3 = self.cluster.broker(3)
+        b3.kill()
+        self.wait_fenced(3, True)
+        self.tools.run(CLUSTER_TOOL, "unregister", "--bootstrap-server", self.cluster.bootstrap,
+                       "--id", "3")
+        self.wait("broker 3 unregistered",
+                  lambda s: 3 not in s.brokers or not s.brokers[3].registered)
+        b3.start()
+        self.wait_fenced(3, False)
+        self.wait_in_sync()
+
+    def clear_elr(self) -> None:
+        """With the ELR on, a min ISR change makes the controller clear the ELRs it may have
+        made stale: one ClearElr record for the topic, one for all topics (the cluster default,
+        which may be changed but not removed while the ELR is on: Kafka refuses that)."""
+        if not has_elr(self.cluster.version):
+            self.skipped["clear_elr"] = "the line has no eligible leader replicas"
+            return
+        self.tools.alter_config("topics", "elr", add={"min.insync.replicas": "2"})
+        self.tools.alter_config("brokers", None, add={"min.insync.replicas": "2"})
+
     def delete(self) -> None:
         self.tools.delete_topic("doomed")
         self.wait("doomed deleted", lambda s: "doomed" not in s.topic_ids)
@@ -266,7 +292,7 @@ class StoryRun:
     def run(self) -> None:
         for step in (self.topics, self.configs, self.acls, self.scram, self.quotas, self.producers,
                      self.tokens, self.upgrade, self.log_dirs, self.reassignment, self.shutdowns,
-                     self.delete):
+                     self.unregister, self.delete, self.clear_elr):
             step()
         self.wait_in_sync()
 

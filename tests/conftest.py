@@ -193,6 +193,8 @@ class LogBuilder:
     def elr_features(self, elr: bool = True, mv: int = 25) -> list[tuple[str, dict]]:
         records = [self.feature("metadata.version", mv)]
         if elr:
+            # as Kafka's controller turns the ELR on: the cluster-level min ISR first
+            records.append(self.config(4, "", "min.insync.replicas", "1"))
             records.append(self.feature("eligible.leader.replicas.version", 1))
         return records
 

@@ -25,7 +25,7 @@ EVERY_LINE = {
     "USER_SCRAM_CREDENTIAL_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD", "CLIENT_QUOTA_RECORD",
     "DELEGATION_TOKEN_RECORD", "REMOVE_DELEGATION_TOKEN_RECORD", "FEATURE_LEVEL_RECORD",
     "PRODUCER_IDS_RECORD", "REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD",
-    "REGISTER_CONTROLLER_RECORD", "BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD",
+    "UNREGISTER_BROKER_RECORD", "REGISTER_CONTROLLER_RECORD", "BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD",
     "NO_OP_RECORD",
 }
 
@@ -59,9 +59,10 @@ def test_the_story_log_holds_every_record_type_it_claims(version):
     # replicas assigned to log dirs, and moved between a broker's two dirs
     dirs = {d for e in events if e.type == "PARTITION_CHANGE_RECORD" for d in e.data.get("directories") or []}
     assert len(dirs) >= 2
-    if version.startswith("4."):  # the ELR filled by a shrinking ISR
+    if version.startswith("4."):  # the ELR filled by a shrinking ISR, cleared by a min ISR change
         assert any(e.data.get("eligibleLeaderReplicas") for e in events
                    if e.type == "PARTITION_CHANGE_RECORD")
+        assert {e.data["topicName"] for e in events if e.type == "CLEAR_ELR_RECORD"} == {"elr", ""}
     assert len(list_snapshots(log / "__cluster_metadata-0")) >= 3
 
 

@@ -331,10 +331,9 @@ class ClusterModel:
     def update_feature(self, name: str, level: int) -> None:
         if name == ELR_VERSION and level >= 1 and not elr_supported(self.metadata_version):
             raise ValueError(f"{ELR_VERSION}={level} needs metadata.version >= 23 (4.0-IV1)")
-        was_enabled = self.elr_enabled
+        if name == ELR_VERSION and level >= 1 and not self.elr_enabled:
+            self._elr_safety_records()  # written before the feature, in the same atomic batch
         self._set_feature(name, level)
-        if name == ELR_VERSION and level >= 1 and not was_enabled:
-            self._elr_safety_records()
         self.flush(atomic=True)
 
     # ------------------------------------------------------------------ configs

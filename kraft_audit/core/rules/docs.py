@@ -178,6 +178,7 @@ its topic's partitions.
 | a fenced or unregistered broker leads nothing | brokers | `kraft.leader-leaves-unavailable-broker` (batch end, that broker's partitions) | a re-registration: Kafka moves leaders then only after an unclean shutdown, judged by the KIP-966 rules |
 | no partition is leaderless while an ISR or ELR member could lead | brokers, log dirs | `election_overdue` condition (operation end) | inside a metadata transaction: judged at its end |
 | one Raft leader per epoch, epochs never go back | the batches | `kraft.election-safety` | epochs up to the first one the input shows count as announced |
+| while the ELR is on, min ISR is one cluster-wide value (the cluster level set, no broker level) | configs, features | `kip966.min-isr-one-value-with-elr` (each config record, and the record that turns the ELR on) | a bootstrap transaction writes the cluster value after its features: not judged inside one |
 """
 
 

@@ -112,7 +112,8 @@ def operator_run(micro_batches: list[list[pa.RecordBatch]], buckets: int, states
         for key, rows in groups.items():
             state = group_state(states.get(key))
             half = len(rows) // 2  # two pandas chunks, the second first: the operator re-sorts
-            chunks = [pdf.iloc[rows[half:]].reset_index(drop=True), pdf.iloc[rows[:half]].reset_index(drop=True)]
+            chunks = [pdf.iloc[rows[half:]].reset_index(drop=True),
+                      pdf.iloc[rows[:half]].reset_index(drop=True)]
             for result in op.audit_group(key, iter(chunks), state, audit):
                 for table, got in decode_output(result["table"], result["rows"]).items():
                     out[table].extend(got)
@@ -137,8 +138,9 @@ def topic_batches(log: Path, per_micro_batch: int, resent: int = 0) -> list[list
     messages of the one before again (a shipper restarted before Kafka acknowledged them)."""
     shipped = LogTail(log).poll(max_bytes=1 << 30)
     cluster = cluster_id_of(log).encode()  # the shipper keys its messages by the cluster's id
-    messages = [{"key": cluster, "value": s.value, "headers": [{"key": k, "value": v} for k, v in s.headers()],
-                 "topic": "t", "partition": 0, "offset": n} for n, s in enumerate(shipped)]
+    messages = [{"key": cluster, "value": s.value, "topic": "t", "partition": 0, "offset": n,
+                 "headers": [{"key": k, "value": v} for k, v in s.headers()]}
+                for n, s in enumerate(shipped)]
     out = []
     for start in range(0, len(messages), per_micro_batch):
         part = messages[max(0, start - resent) if start else 0:start + per_micro_batch]
@@ -245,7 +247,8 @@ def test_a_batch_known_by_its_header_alone_is_judged_once_across_a_restart(mutan
     header = MetadataEvent(auditor.cluster_id, "x.log", -1, -1, at, at + 2, 1_000, KIND_BATCH_HEADER,
                            BATCH_HEADER, 0, {}, -1, None, third.leader_epoch - 1)
     found = [v for v in auditor.process([header]).violations if v.rule_id == RULE]
-    assert [(v.offset, v.timestamp_ms) for v in found] == [(at + 2, 1_000)] and "went back" in found[0].message
+    assert [(v.offset, v.timestamp_ms) for v in found] == [(at + 2, 1_000)]
+    assert "went back" in found[0].message
     assert json.loads(found[0].evidence) == {"batch": {"base_offset": at, "last_offset": at + 2}}
     again = Auditor.from_snapshot(auditor.snapshot(), load_catalog())
     assert again.last_offset == third.offset  # no record after the batch: its header alone remembers it

@@ -194,14 +194,16 @@ def noop_offsets(raw: bytes) -> np.ndarray:
     return np.frombuffer(bytes(raw), dtype="<i8").astype(np.int64)
 
 
-def batch_epochs_row(cluster_id: str, source: str, entries: list) -> dict[str, Any]:
-    """The BATCH_EPOCHS row of `entries`: (base offset, last offset, its last record's time,
-    Raft epoch, 1 for a control batch) each, in log order."""
+def batch_epochs_row(cluster_id: str, source: str, columns: tuple) -> dict[str, Any]:
+    """The BATCH_EPOCHS row of batches given as EPOCH_ENTRY's columns (base offsets, last
+    offsets, their last records' times, Raft epochs, whether control), in log order."""
+    entries = np.empty(len(columns[0]), dtype=EPOCH_ENTRY)
+    for name, values in zip(EPOCH_ENTRY.names, columns):  # field by field: no tuple per batch
+        entries[name] = values
     return {"cluster_id": cluster_id, "source": source, "position": -1, "offset": NO_OFFSET,
             "batch_base_offset": NO_OFFSET, "batch_last_offset": NO_OFFSET, "timestamp_ms": 0,
             "kind": KIND_EPOCHS, "type": BATCH_EPOCHS, "version": 0, "api_key": -1, "topic_id": None,
-            "partition_id": None, "broker_id": None, "data_json": None,
-            "raw": np.array([tuple(e) for e in entries], dtype=EPOCH_ENTRY).tobytes()}
+            "partition_id": None, "broker_id": None, "data_json": None, "raw": entries.tobytes()}
 
 
 def batch_epochs(raw: bytes) -> np.ndarray:
@@ -212,21 +214,30 @@ def batch_epochs(raw: bytes) -> np.ndarray:
 def _epochs_rows(items: list) -> list[dict[str, Any]]:
     """A BATCH_EPOCHS row per (cluster, log file) of the batches whose records are in
     `items` (read in log order), a snapshot's left out."""
-    batches: dict[tuple[str, str], list[list]] = {}
-    entry: list = [None]
-    cluster = source = None
+    groups: dict[tuple[str, str], tuple[list, ...]] = {}
+    columns = None  # the current (cluster, file)'s; None for a snapshot's
+    cluster = source = base = None
     for i in items:
         if i.__class__ is not MetadataEvent or i.offset < 0:  # quarantined, markers, side inputs
             continue
-        if entry[0] == i.batch_base_offset and i.source == source and i.cluster_id == cluster:
-            entry[2] = i.timestamp_ms  # a later record of the batch
+        if i.source != source or i.cluster_id != cluster:
+            cluster, source, base = i.cluster_id, i.source, None
+            columns = None if source.endswith(".checkpoint") else \
+                groups.setdefault((cluster, source), ([], [], [], [], []))
+            if columns is not None:
+                bases, lasts, times, epochs, controls = columns
+        if columns is None or i.kind not in _LOG_KINDS:
             continue
-        cluster, source = i.cluster_id, i.source
-        entry = [i.batch_base_offset, i.batch_last_offset, i.timestamp_ms, i.leader_epoch,
-                 int(i.kind == KIND_CONTROL)]
-        if i.kind in _LOG_KINDS and not source.endswith(".checkpoint"):
-            batches.setdefault((cluster, source), []).append(entry)
-    return [batch_epochs_row(c, s, e) for (c, s), e in batches.items()]
+        if i.batch_base_offset == base:
+            times[-1] = i.timestamp_ms  # a later record of the batch
+            continue
+        base = i.batch_base_offset
+        bases.append(base)
+        lasts.append(i.batch_last_offset)
+        times.append(i.timestamp_ms)
+        epochs.append(i.leader_epoch)
+        controls.append(i.kind == KIND_CONTROL)
+    return [batch_epochs_row(c, s, cols) for (c, s), cols in groups.items() if cols[0]]
 
 
 def _packed_rows(items: list) -> list[dict[str, Any]]:

@@ -81,7 +81,8 @@ def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dic
     gc.collect()
     packed = event_rows.to_record_batch
     if not pack:  # as before the sources packed NoOps: one row each
-        event_rows.to_record_batch = lambda items, pack_noops=False: packed(items)
+        event_rows.to_record_batch = lambda items, pack_noops=False, epochs=False: \
+            packed(items, epochs=epochs)
     wrap(op, "events_from_pandas", "group: pandas rows -> core objects (payload decode)")
     wrap(op, "encode_output", "group: output rows -> Arrow IPC")
     wrap(op, "save", "group: state row (snapshot, pickle)")

@@ -29,10 +29,18 @@ def test_shipped_messages_become_rows_carrying_record_values():
     expected = [e for n, s in enumerate(shipped)
                 for e in message_events(b"c", s.value, dict(s.headers()), f"kafka t-0@{n}")]
     packed = rows["kind"] == event_rows.KIND_NOOPS
-    got = event_rows.from_columns({c: rows.loc[~packed, c].to_numpy() for c in event_rows.EVENT_COLUMNS})
+    epochs = rows["kind"] == event_rows.KIND_EPOCHS
+    got = event_rows.from_columns({c: rows.loc[~packed & ~epochs, c].to_numpy()
+                                   for c in event_rows.EVENT_COLUMNS})
     kept = {(e.source, e.offset) for e in got if isinstance(e, MetadataEvent)}
     sent_packed = {int(o) for r in rows.loc[packed, "raw"] for o in event_rows.noop_offsets(r)}
     # every event of the messages: a row decoded back to the same event, or a packed NoOp offset
     assert [e for e in got if isinstance(e, MetadataEvent)] == \
         [replace(e, leader_epoch=-1) for e in expected if (e.source, e.offset) in kept]
     assert len(kept) + len(sent_packed) == len(expected)
+    # the batches' Raft epochs, which the event rows do not carry, travel in rows of their own
+    sent_epochs = {(int(b["base"]), int(b["epoch"])) for r in rows.loc[epochs, "raw"]
+                   for b in event_rows.batch_epochs(r)}
+    assert sent_epochs == {(e.batch_base_offset, e.leader_epoch) for e in expected
+                           if isinstance(e, MetadataEvent) and e.offset >= 0
+                           and not e.source.endswith(".checkpoint")}

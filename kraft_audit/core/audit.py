@@ -120,6 +120,7 @@ class Auditor:
     duplicates = property(lambda self: self._loop.duplicates)
     quarantined = property(lambda self: self._loop.findings.quarantined)
     active_controller = property(lambda self: self._loop.active_controller)
+    raft_epoch = property(lambda self: self._loop.raft_epoch)  # the newest Raft epoch judged
     unclean_elections_total = property(lambda self: self._loop.unclean_elections_total)
     elr_elections_total = property(lambda self: self._loop.elr_elections_total)
     unclean_recovery_finished_total = property(lambda self: self._loop.unclean_recovery_finished_total)

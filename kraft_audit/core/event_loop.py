@@ -15,6 +15,7 @@ from typing import Iterable
 
 from kraft_audit.core.codec.logdir import SNAPSHOT_RE
 from kraft_audit.core.events import (
+    KIND_BATCH_HEADER,
     KIND_LOG_DIRS,
     KIND_RECORD,
     KIND_REGISTRATION,
@@ -93,6 +94,7 @@ class EventLoop:
         self.raft_epoch = -1
         self.raft_first_epoch = -1
         self.raft_leaders: dict[int, int] = {}
+        self.raft_headers_to = -1  # last offset of the newest batch judged from its header alone
         self.log_start_known = False  # where the input starts was judged (partial or whole)
         # end offset of the newest snapshot judged from a shipped comparison (a shipper that
         # restarts compares its snapshots again: those are duplicates)
@@ -139,10 +141,14 @@ class EventLoop:
             if event.cluster_id != self.cluster_id:
                 self.cluster_id = findings.cluster_id = event.cluster_id
             offset, batch_end = event.offset, event.batch_last_offset  # as read: they order the log
-            if offset < 0 and event.kind == KIND_RECORD:
-                findings.quarantine(event, f"{event.type} without a log offset cannot be placed in the log",
-                                    emit=findings.reports(event))
-                continue
+            if offset < 0:
+                if event.kind == KIND_RECORD:
+                    findings.quarantine(event, f"{event.type} without a log offset cannot be placed "
+                                        "in the log", emit=findings.reports(event))
+                    continue
+                if event.kind == KIND_BATCH_HEADER:  # no record: nothing applied or counted
+                    self._batch_header(event)
+                    continue
             if offset >= 0:
                 if offset <= self.last_offset:
                     # A batch delivered twice in one call (the shipper restarted before Kafka
@@ -280,6 +286,29 @@ class EventLoop:
             self.raft_epoch = epoch
         if problems:
             self._batch_quiet = False
+
+    def _batch_header(self, event: MetadataEvent) -> None:
+        """A batch known by its header alone (KIND_BATCH_HEADER: the Spark shell's bucket 0
+        gets one where the batch's records went to other buckets or were packed, placed
+        before whatever records of it do come). It opens the batch and its epoch is judged
+        as a first record's is; the batch's end reports what the epoch breaks. A header of a
+        batch already passed (a copy, a replayed micro-batch) or of the newest epoch (nothing
+        to judge) changes nothing. Control batches never come as headers: their records
+        reach every bucket, and a LeaderChange announces its epoch."""
+        base, last, epoch = event.batch_base_offset, event.batch_last_offset, event.leader_epoch
+        if epoch < 0 or epoch == self.raft_epoch or last <= max(self.last_offset, self.raft_headers_to):
+            return
+        batch = self._batch
+        if batch is not None:
+            if base <= batch.last_offset:
+                return  # inside the open batch: not a log in order
+            self._close_batch()
+        self.raft_headers_to = last
+        self._batch = batch = BatchInfo(base, last)
+        batch.timestamp_ms = event.timestamp_ms  # its last record's, as check stamps a batch end
+        self._batch_event = event
+        self._batch_quiet = True
+        self._raft_batch(event)
 
     def judge_snapshot(self, comparison: SnapshotComparison) -> None:
         """The snapshot rules on a comparison, into the current output: findings placed
@@ -527,7 +556,8 @@ class EventLoop:
         if self._batch_quiet:  # NoOps only: the state is what the previous batch end judged
             return
         self.findings.closing = batch
-        batch.timestamp_ms = event.timestamp_ms
+        if not batch.timestamp_ms:  # else a header stamped it: its records may not all be here
+            batch.timestamp_ms = event.timestamp_ms
         c = self._check
         c.batch = batch
         for site, elr_enabled, min_isr, shape in batch.changes:
@@ -599,7 +629,7 @@ class EventLoop:
                 "unclean_recovery_finished_total": self.unclean_recovery_finished_total,
                 "active_controller": self.active_controller, "log_start_known": self.log_start_known,
                 "raft_epoch": self.raft_epoch, "raft_first_epoch": self.raft_first_epoch,
-                "raft_leaders": sorted(self.raft_leaders.items()),
+                "raft_leaders": sorted(self.raft_leaders.items()), "raft_headers_to": self.raft_headers_to,
                 "snapshot_place": self.snapshot_place, "in_transaction": self.state.transaction_open,
                 "overdue_pending": sorted(self.overdue_pending), "overdue_all": self.overdue_all,
                 "snapshots_compared_to": self.snapshots_compared_to}
@@ -619,6 +649,7 @@ class EventLoop:
         self.raft_epoch = stored.get("raft_epoch", -1)
         self.raft_first_epoch = stored.get("raft_first_epoch", -1)
         self.raft_leaders = dict(stored.get("raft_leaders", ()))
+        self.raft_headers_to = stored.get("raft_headers_to", -1)
         self.log_start_known = stored["log_start_known"]
         self.snapshot_place = stored["snapshot_place"]
         self.state.transaction_open = stored.get("in_transaction", False)  # absent before format 3 kept it

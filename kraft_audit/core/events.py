@@ -26,6 +26,13 @@ KIND_LOG_DIRS = "log_dirs"  # one broker's log-dir inventory (kafka-log-dirs --d
 # A snapshot compared with its log by `kraft-audit ship` (image.comparison_to_plain in `data`)
 KIND_SNAPSHOT_COMPARISON = "snapshot_comparison"
 
+# A batch of the log known by its header alone: the Spark shell's bucket 0 gets one for a
+# batch whose records went to other buckets (or were packed), with the batch's offsets, the
+# time of its last record and its Raft epoch (`leader_epoch`); `offset` is NO_OFFSET, for it
+# is no record: the event loop judges the batch's epoch as it judges a batch's first record.
+KIND_BATCH_HEADER = "batch_header"
+BATCH_HEADER = "BATCH_HEADER"
+
 # Type names of the side inputs (not Kafka records).
 BROKER_REGISTRATION_REQUEST = "BROKER_REGISTRATION_REQUEST"
 BROKER_LOG_DIRS = "BROKER_LOG_DIRS"
@@ -54,7 +61,8 @@ class MetadataEvent:
     api_key: int = -1  # -1 for control records and side inputs
     raw: bytes | None = None  # the record value, kept only for UNKNOWN_RECORD
     # the batch's partitionLeaderEpoch: the Raft epoch whose leader wrote it; -1 when the
-    # input does not say (side inputs, rows of the Spark shell, dump lines without it)
+    # input does not say (side inputs, dump lines without it, the Spark shell's rows: the
+    # epochs travel in a row of their own there, spark/event_rows.py)
     leader_epoch: int = -1
 
     @property

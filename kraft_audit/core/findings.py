@@ -109,7 +109,8 @@ class FindingSink:
                 evidence["after"] = after.as_dict() if after is not None else None
             elif fkey is not None and fkey in self.state.partitions:
                 evidence["partition"] = self.state.partitions[fkey].as_dict()
-            if event is not None and event.kind == KIND_RECORD:
+            if event is not None and event.kind == KIND_RECORD and f.offset is None:
+                # the record judged (a finding placed at its own offset is not about it)
                 evidence["record"] = {"type": event.type, "offset": event.offset, "data": event.data}
             if f.evidence:
                 evidence.update(f.evidence)

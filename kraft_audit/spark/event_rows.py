@@ -17,15 +17,22 @@ kafka-dump-log text) carry `data_json`; `raw` also keeps the bytes of records
 we could not decode (UNKNOWN_RECORD, with `data_json` "{}") and of quarantined
 input, so nothing is lost.
 
-The batch's Raft epoch (`MetadataEvent.leader_epoch`) is not a column: the
-rule that reads it (kraft.election-safety) needs every batch of the log in order,
-which no bucket of the Spark shell sees, so rows come back with -1 (unknown) and
-the shell leaves that rule to `check` and the single-process audit.
+The batch's Raft epoch (`MetadataEvent.leader_epoch`) is not a column, and rows
+come back with -1 (unknown): the rule that reads it (kraft.election-safety) needs
+every batch of the log in order, which no bucket sees, partition records going to
+their own buckets and most NoOps packed. So the sources send, per chunk they read,
+one more row (kind "epochs", `BATCH_EPOCHS`; see `to_record_batch`) listing every
+batch of the log in it: its offsets, the time of its last record, its epoch and
+whether it is a control batch. It goes to bucket 0, whose operator gives the core
+the LeaderChange records' epochs and a header (`KIND_BATCH_HEADER`) for each other
+batch whose epoch is to be judged, so the job finds what `check` finds. A snapshot's
+batches are left out, as `check` leaves them.
 
 Quarantined input travels in the same stream (kind "quarantine", the reason in
 `data_json`) so the counts of what came in and what was judged or quarantined
 balance in one place. The sources send most NoOpRecords as one row of their
-offsets (kind "noops", `NOOP_OFFSETS`; see `to_record_batch`).
+offsets (kind "noops", `NOOP_OFFSETS`; see `to_record_batch`). Neither shell-only
+row is an input record: the NoOps one stands for are counted, the epochs row is not.
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ import numpy as np
 import pyarrow as pa
 
 from kraft_audit.core.codec.batches import VALUE_ERRORS, decode_record_value, value_problem
-from kraft_audit.core.events import KIND_RECORD, NO_OFFSET, UNKNOWN_RECORD, MetadataEvent, Quarantined
+from kraft_audit.core.events import (KIND_CONTROL, KIND_RECORD, NO_OFFSET, UNKNOWN_RECORD, MetadataEvent,
+                                     Quarantined)
 
 KIND_QUARANTINE = "quarantine"
 QUARANTINED_TYPE = "QUARANTINE"  # the event type of a row that carries quarantined input
@@ -55,6 +63,14 @@ LOG_TAIL = "LOG_TAIL"
 KIND_NOOPS = "noops"
 NOOP_OFFSETS = "NOOP_OFFSETS"
 _NOOP = "NO_OP_RECORD"
+# A shell-only row a source adds per chunk and log file: every batch of the log the
+# chunk holds, in log order, as one EPOCH_ENTRY each in `raw` (32 bytes a batch). Bucket 0
+# judges the Raft epochs from it (see the module's docstring and operator._epoch_headers).
+KIND_EPOCHS = "epochs"
+BATCH_EPOCHS = "BATCH_EPOCHS"
+EPOCH_ENTRY = np.dtype([("base", "<i8"), ("last", "<i8"), ("timestamp_ms", "<i8"), ("epoch", "<i4"),
+                        ("control", "<i4")])
+_LOG_KINDS = (KIND_RECORD, KIND_CONTROL)
 
 
 def log_tail_marker(cluster_id: str, source: str) -> MetadataEvent:
@@ -178,6 +194,52 @@ def noop_offsets(raw: bytes) -> np.ndarray:
     return np.frombuffer(bytes(raw), dtype="<i8").astype(np.int64)
 
 
+def batch_epochs_row(cluster_id: str, source: str, columns: tuple) -> dict[str, Any]:
+    """The BATCH_EPOCHS row of batches given as EPOCH_ENTRY's columns (base offsets, last
+    offsets, their last records' times, Raft epochs, whether control), in log order."""
+    entries = np.empty(len(columns[0]), dtype=EPOCH_ENTRY)
+    for name, values in zip(EPOCH_ENTRY.names, columns):  # field by field: no tuple per batch
+        entries[name] = values
+    return {"cluster_id": cluster_id, "source": source, "position": -1, "offset": NO_OFFSET,
+            "batch_base_offset": NO_OFFSET, "batch_last_offset": NO_OFFSET, "timestamp_ms": 0,
+            "kind": KIND_EPOCHS, "type": BATCH_EPOCHS, "version": 0, "api_key": -1, "topic_id": None,
+            "partition_id": None, "broker_id": None, "data_json": None, "raw": entries.tobytes()}
+
+
+def batch_epochs(raw: bytes) -> np.ndarray:
+    """The entries of a BATCH_EPOCHS row (fields of EPOCH_ENTRY)."""
+    return np.frombuffer(bytes(raw), dtype=EPOCH_ENTRY)
+
+
+def _epochs_rows(items: list) -> list[dict[str, Any]]:
+    """A BATCH_EPOCHS row per (cluster, log file) of the batches whose records are in
+    `items` (read in log order), a snapshot's left out."""
+    groups: dict[tuple[str, str], tuple[list, ...]] = {}
+    columns = None  # the current (cluster, file)'s; None for a snapshot's
+    cluster = source = base = None
+    for i in items:
+        if i.__class__ is not MetadataEvent or i.offset < 0:  # quarantined, markers, side inputs
+            continue
+        if i.source != source or i.cluster_id != cluster:
+            cluster, source, base = i.cluster_id, i.source, None
+            columns = None if source.endswith(".checkpoint") else \
+                groups.setdefault((cluster, source), ([], [], [], [], []))
+            if columns is not None:
+                bases, lasts, times, epochs, controls = columns
+        if columns is None or i.kind not in _LOG_KINDS:
+            continue
+        if i.batch_base_offset == base:
+            times[-1] = i.timestamp_ms  # a later record of the batch
+            continue
+        base = i.batch_base_offset
+        bases.append(base)
+        lasts.append(i.batch_last_offset)
+        times.append(i.timestamp_ms)
+        epochs.append(i.leader_epoch)
+        controls.append(i.kind == KIND_CONTROL)
+    return [batch_epochs_row(c, s, cols) for (c, s), cols in groups.items() if cols[0]]
+
+
 def _packed_rows(items: list) -> list[dict[str, Any]]:
     """Rows of `items` with the log's NoOps (not a snapshot's) but the newest of
     each (cluster, file) as one NOOP_OFFSETS row."""
@@ -201,12 +263,16 @@ def _packed_rows(items: list) -> list[dict[str, Any]]:
     return rows
 
 
-def to_record_batch(items: Iterable[MetadataEvent | Quarantined], pack_noops: bool = False
-                    ) -> pa.RecordBatch:
+def to_record_batch(items: Iterable[MetadataEvent | Quarantined], pack_noops: bool = False,
+                    epochs: bool = False) -> pa.RecordBatch:
     """Events and quarantined input as one Arrow batch of the event schema
     (built column by column: 7x faster than RecordBatch.from_pylist).
-    `pack_noops`: the NoOps but the newest as one NOOP_OFFSETS row (the sources)."""
-    rows = _packed_rows(list(items)) if pack_noops else [to_row(i) for i in items]
+    `pack_noops`: the NoOps but the newest as one NOOP_OFFSETS row (the sources).
+    `epochs`: and the batches' Raft epochs as BATCH_EPOCHS rows (the sources)."""
+    items = list(items)
+    rows = _packed_rows(items) if pack_noops else [to_row(i) for i in items]
+    if epochs:
+        rows.extend(_epochs_rows(items))
     return pa.RecordBatch.from_arrays(
         [pa.array([r[name] for r in rows], type=typ) for name, typ, _ in _COLUMNS],
         schema=EVENT_ARROW_SCHEMA)

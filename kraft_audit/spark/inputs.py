@@ -69,7 +69,7 @@ def _arrow_mapper(parse_file, cluster_id: str | None):
                     items.append(Quarantined(cluster_id or UNKNOWN_CLUSTER, source, 0,
                                              f"could not parse {source}: {type(exc).__name__}: {exc}",
                                              (value or "").encode()[:4096]))
-            yield event_rows.to_record_batch(items)
+            yield event_rows.to_record_batch(items, epochs=True)  # a dump's batches keep their epochs
     return mapper
 
 

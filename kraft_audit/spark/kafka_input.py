@@ -75,10 +75,10 @@ def _decode(batches):
                                          where, 0, f"could not decode {where}: {type(exc).__name__}: {exc}",
                                          bytes(value or b"")[:1024]))
             if len(items) >= EVENTS_PER_CHUNK:
-                yield event_rows.to_record_batch(items, pack_noops=True)
+                yield event_rows.to_record_batch(items, pack_noops=True, epochs=True)
                 items = []
         if items:
-            yield event_rows.to_record_batch(items, pack_noops=True)
+            yield event_rows.to_record_batch(items, pack_noops=True, epochs=True)
 
 
 def kafka_stream(spark, entry: KafkaSource):

@@ -9,7 +9,9 @@ features, ClearElr, transactions, Raft control records, registration and
 log-dir events) are copied to every bucket of their cluster. Records no rule
 reads (NoOp, ACLs, quotas, SCRAM, tokens), producer ids (a cluster-scoped rule) and quarantined input
 go to bucket 0 only: NoOps are 95%+ of a real log, fanning them out would
-multiply the work by B. Bucket 0 also emits the cluster-scoped findings.
+multiply the work by B. Bucket 0 also emits the cluster-scoped findings, and
+gets the sources' BATCH_EPOCHS rows: every batch's Raft epoch, judged there
+(`_epoch_headers`).
 
 State. The core's stored form in parts (kraft_audit/core/snapshot.py): meta
 (counters, small, every call), topology (topics, brokers, configs: rewritten
@@ -57,10 +59,13 @@ import pyarrow as pa
 from kraft_audit.config import AuditConfig
 from kraft_audit.errors import StoredFormatError
 from kraft_audit.core.events import (
+    BATCH_HEADER,
     BROKER_LOG_DIRS,
     BROKER_REGISTRATION_REQUEST,
+    KIND_BATCH_HEADER,
     KIND_CONTROL,
     KIND_RECORD,
+    NO_OFFSET,
     SNAPSHOT_COMPARISON,
     MetadataEvent,
     Quarantined,
@@ -96,6 +101,7 @@ BUCKET0_ONLY_TYPES = (
     SNAPSHOT_COMPARISON,  # judged by a cluster-scoped rule
     event_rows.QUARANTINED_TYPE,
     event_rows.NOOP_OFFSETS,
+    event_rows.BATCH_EPOCHS,  # the Raft epochs are judged by bucket 0's core
 )
 # Rows that are log records (they carry a log offset): the rest are side inputs,
 # the readers' quarantine rows and markers.
@@ -240,14 +246,63 @@ def _thin_noops(pdf: pd.DataFrame) -> tuple[pd.DataFrame, list[int]]:
     return pdf[~drop], offsets[drop].tolist()
 
 
-def _split_packed(pdf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(the event rows, the NOOP_OFFSETS rows a source sent for the NoOps it packed)."""
+def _split_packed(pdf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(the event rows, the NOOP_OFFSETS rows a source sent for the NoOps it packed, its
+    BATCH_EPOCHS rows)."""
     if pdf.empty:
-        return pdf, pdf
-    packed = (pdf["kind"] == event_rows.KIND_NOOPS).to_numpy()
-    if not packed.any():
-        return pdf, pdf.iloc[:0]
-    return pdf[~packed].reset_index(drop=True), pdf[packed]
+        return pdf, pdf, pdf
+    kind = pdf["kind"]
+    packed = (kind == event_rows.KIND_NOOPS).to_numpy()
+    epochs = (kind == event_rows.KIND_EPOCHS).to_numpy()
+    if not packed.any() and not epochs.any():
+        return pdf, pdf.iloc[:0], pdf.iloc[:0]
+    return pdf[~(packed | epochs)].reset_index(drop=True), pdf[packed], pdf[epochs]
+
+
+def _epoch_headers(epochs: pd.DataFrame, pdf: pd.DataFrame, events: list, cluster_id: str,
+                   raft_epoch: int) -> list[MetadataEvent]:
+    """Bucket 0's use of the BATCH_EPOCHS rows (`events` are `pdf`'s rows, in log order):
+    each control record gets its batch's Raft epoch (a LeaderChange announces the leader
+    of its epoch; control batches reach every bucket whole, so the core judges them from
+    their records as `check` does), and each other batch whose epoch the core is to judge
+    becomes a batch header, in log order: those whose epoch is not the highest before
+    them (`raft_epoch`: the core's, then this call's), the only ones `check` judges."""
+    parts = [event_rows.batch_epochs(r) for r in epochs["raw"]]
+    entries = np.concatenate(parts)
+    sources = np.repeat(epochs["source"].to_numpy(), [len(p) for p in parts])
+    order = np.argsort(entries["base"], kind="stable")
+    entries, sources = entries[order], sources[order]
+    first = np.ones(len(entries), dtype=bool)  # a batch sent twice counts once
+    first[1:] = entries["base"][1:] != entries["base"][:-1]
+    entries, sources = entries[first], sources[first]
+    control = entries["control"] != 0
+    if control.any():
+        epoch_of = dict(zip(entries["base"][control].tolist(), entries["epoch"][control].tolist()))
+        for i in np.flatnonzero((pdf["kind"] == KIND_CONTROL).to_numpy()):
+            e = events[i]
+            if isinstance(e, MetadataEvent) and not e.source.endswith(".checkpoint"):
+                e.leader_epoch = epoch_of.get(e.batch_base_offset, -1)
+    epoch = entries["epoch"].astype(np.int64)
+    highest_before = np.maximum.accumulate(np.concatenate(([raft_epoch], epoch)))[:-1]
+    judged = np.flatnonzero(~control & (epoch >= 0) & (epoch != highest_before))
+    return [MetadataEvent(cluster_id, str(sources[i]), -1, NO_OFFSET, int(entries["base"][i]),
+                          int(entries["last"][i]), int(entries["timestamp_ms"][i]), KIND_BATCH_HEADER,
+                          BATCH_HEADER, 0, {}, -1, None, int(epoch[i])) for i in judged]
+
+
+def _with_headers(ordered: list, headers: list[MetadataEvent]) -> list:
+    """`ordered` with each batch header (in log order) right before the first log record at
+    or after its base offset (a snapshot's records, before the log's, never follow one)."""
+    out, i, n = [], 0, len(headers)
+    for e in ordered:
+        if i < n and isinstance(e, MetadataEvent) and e.offset >= 0 and e.kind in _LOG_KINDS \
+                and not e.source.endswith(".checkpoint"):
+            while i < n and headers[i].batch_base_offset <= e.offset:
+                out.append(headers[i])
+                i += 1
+        out.append(e)
+    out.extend(headers[i:])
+    return out
 
 
 def _packed_noops(packed: pd.DataFrame, pdf: pd.DataFrame) -> tuple[list[int], int, int]:
@@ -414,12 +469,15 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
     cluster_id, bucket = str(key[0]), int(key[1])
     auditor, held, rebuilt = resume_bucket(audit, cluster_id, bucket, state.get if state.exists else None)
     timed_out = bool(state.hasTimedOut)
-    pdf, packed = _split_packed(_frames(pdfs))
+    pdf, packed, epochs = _split_packed(_frames(pdfs))
     pdf, repeats = _drop_repeats(_log_order(pdf))
     packed_fresh, packed_repeats, packed_in = _packed_noops(packed, pdf)
     pdf, dropped_noops = _thin_noops(pdf)
     dropped_noops += packed_fresh
     events = events_from_pandas(pdf)
+    # the Raft epochs: bucket 0 judges them (other buckets get no such rows from Spark)
+    headers = _epoch_headers(epochs, pdf, events, cluster_id, auditor.raft_epoch) \
+        if bucket == 0 and len(epochs) else []
     if bucket != 0 and any(isinstance(e, Quarantined) for e in events):
         # A record value that does not decode here: a partition record's bucket reports it,
         # a shared record's copies leave that to bucket 0 (as the source's quarantine rows).
@@ -437,6 +495,8 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
     # still come) or when the group has been idle for the timeout.
     ordered, held = interleave(records, held + side, auditor.clock_ms,
                                release_all=timed_out or log_caught_up)
+    if headers:  # not records: counted nowhere below
+        ordered = _with_headers(ordered, headers)
     last_applied_before = auditor.last_offset
     if last_applied_before < 0 and dropped_noops and not auditor.log_start_known:
         # the input's first record may be a NoOp dropped above: the log starts there

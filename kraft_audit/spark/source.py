@@ -545,7 +545,7 @@ class KraftLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: LogRangePartition):
         r = ReadRange(**json.loads(partition.ranges_json))
         for items in read_range(r):
-            yield event_rows.to_record_batch(items, pack_noops=True)
+            yield event_rows.to_record_batch(items, pack_noops=True, epochs=True)
 
     def commit(self, end: dict) -> None:
         pass

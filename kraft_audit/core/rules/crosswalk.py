@@ -119,8 +119,8 @@ PROPERTIES: tuple[Property, ...] = (
              "at most one leader per Raft epoch", OBSERVABLE, ("kraft.election-safety",),
              "each batch's partitionLeaderEpoch is its writer's Raft epoch: LeaderChange records "
              "of one epoch name one leader, epochs never decrease along the log, and a batch's "
-             "epoch is one whose leader was announced (the Spark shell's rows do not carry the "
-             "epoch: judged by check and the single-process audit)"),
+             "epoch is one whose leader was announced (the Spark job: in bucket 0, from the "
+             "batches' epochs its sources send)"),
     Property(RAFT_MODEL, "NoLogDivergence / LogMatching, LeaderHasAllAckedValues, Durability",
              "replicas of the metadata log agree; committed entries survive",
              PARTLY, ("input.offset-regression", "kraft.snapshot-equals-log"),

@@ -153,8 +153,12 @@ def leader_leaves_unavailable_broker(c):
 @rule("kraft.election-safety", on="batch_end", scope=SCOPE_CLUSTER, records=("LEADER_CHANGE",))
 def election_safety(c):
     """The event loop reads each batch's Raft epoch as the batch opens (event_loop._raft_batch);
-    this reports what it found."""
-    return [Finding(problem) for problem in c.batch.raft_problems] or None
+    this reports what it found, about the batch and not its last record (which the Spark
+    shell's bucket 0 may not get): the finding names its offset, so no record is its evidence."""
+    batch = c.batch
+    evidence = {"batch": {"base_offset": batch.base_offset, "last_offset": batch.last_offset}}
+    return [Finding(problem, evidence=evidence, offset=batch.last_offset)
+            for problem in batch.raft_problems] or None
 
 
 @rule("kraft.epochs-monotonic", on="partition", records=("PARTITION_RECORD",))

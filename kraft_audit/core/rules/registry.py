@@ -48,7 +48,7 @@ class Finding(NamedTuple):
     broker_id: int | None = None
     evidence: dict | None = None
     cluster_scoped: bool | None = None  # None: the rule's scope decides
-    offset: int | None = None  # the record at fault, when not the one being judged
+    offset: int | None = None  # where the fault is, when not at the record judged (then no evidence)
     # Brokers re-registering in this batch whose unclean shutdown would explain the finding:
     # it is held until their registration request says the shutdown was clean.
     unless_unclean: tuple[int, ...] = ()

@@ -244,6 +244,7 @@ def read_segment(
                 buf += fh.read(first_size - len(buf))
     reached_eof = position + len(buf) >= file_size
     records = 0
+    name = path.name  # once, not per batch (a real log is mostly one-record batches)
     for item in iter_batches(buf, base_position=position):
         if isinstance(item, BatchProblem):
             if item.at_tail:
@@ -256,7 +257,7 @@ def read_segment(
             result.next_position = item.position + item.size
             continue
         if rows is not None:
-            rows.add_batch(item, cluster_id, path.name, min_offset)
+            rows.add_batch(item, cluster_id, name, min_offset)
         else:
             for event in batch_events(item, cluster_id, path.name, keep_values):
                 (result.events if isinstance(event, MetadataEvent) else result.quarantined).append(

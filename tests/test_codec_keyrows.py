@@ -323,3 +323,19 @@ def test_the_operator_ends_with_the_same_tables(tmp_path):
             assert {k: v for k, v in g.items() if k != "reason"} == {k: v for k, v in w.items() if k != "reason"}
         for count in ("records", "applied", "duplicates", "quarantined"):
             assert sum(s[count] for s in got["stats"]) == sum(s[count] for s in want["stats"]), count
+
+
+def test_a_message_that_fails_half_way_leaves_none_of_its_rows():
+    """kafka_input._decode drops what a message added before its reader failed
+    (`KeyRows.truncate`), NoOps to pack and objects included."""
+    noop = encode_value("NO_OP_RECORD", 0, {})
+    first = encode_batch(0, [noop, noop], 1000, 1)
+    rows = key_rows(first, "a.log")
+    kept = event_rows.key_record_batch(key_rows(first, "a.log"))
+    rows.add(Quarantined("c", "b.log", 0, "why", b""))
+    for batch in iter_batches(encode_batch(2, [noop, noop, pcr(0)], 1001, 1)):
+        rows.add_batch(batch, "c", "b.log")
+    assert len(rows) == 6 and ("c", "b.log") in rows.noops
+    rows.truncate(2)
+    assert rows.items == {} and list(rows.noops) == [("c", "a.log")]
+    assert event_rows.key_record_batch(rows).equals(kept)

@@ -80,9 +80,16 @@ def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dic
     op._LIVE.clear()  # the previous profile's auditors: not this one's heap
     gc.collect()
     packed = event_rows.to_record_batch
+    packed_keys = event_rows.key_record_batch
     if not pack:  # as before the sources packed NoOps: one row each
         event_rows.to_record_batch = lambda items, pack_noops=False, epochs=False: \
             packed(items, epochs=epochs)
+
+        def unpacked(rows):
+            rows.noops.clear()
+            return packed_keys(rows)
+
+        event_rows.key_record_batch = unpacked
     wrap(op, "events_from_pandas", "group: pandas rows -> core objects (payload decode)")
     wrap(op, "encode_output", "group: output rows -> Arrow IPC")
     wrap(op, "save", "group: state row (snapshot, pickle)")
@@ -108,7 +115,7 @@ def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dic
             if end == start:
                 break
             batches += 1
-            with stage("source read(): decode + event rows + Arrow"):
+            with stage("source read(): framing + key columns + Arrow"):
                 arrow = [b for p in reader.partitions(start, end)
                          for b in reader.read(LogRangePartition(p.ranges_json))]
             start = {"logs": {k: {kk: vv for kk, vv in v.items()} for k, v in end["logs"].items()}}
@@ -134,6 +141,7 @@ def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dic
     finally:
         core_audit.Auditor.process = process
         event_rows.to_record_batch = packed
+        event_rows.key_record_batch = packed_keys
         unwrap()
     result = dict(TIMES)
     result["records"] = records

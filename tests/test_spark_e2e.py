@@ -197,6 +197,48 @@ def test_corrupt_bytes_and_garbage_lines_are_quarantined_and_counts_balance(spar
             p["applied"] + p["duplicates"] + p["quarantined"], p
 
 
+def test_record_values_that_do_not_decode_are_quarantined_once_by_the_operator(spark, tmp_path):
+    """The source reads a record by its key columns, not decoding it: a value that does
+    not decode reaches the operator, which quarantines it once (a partition record in its
+    bucket, a shared one in bucket 0) with the reason the full decode gives; counts balance."""
+    from kraft_audit.core.codec.logdir import LogDirWriter
+    from kraft_audit.core.codec.records import encode_value
+
+    sim = tmp_path / "sim"
+    result = simulate(load_scenario("unclean-shutdown-elr"), sim, seed=7, faults=[])
+    log = [e for e in read_log_dir(sim) if isinstance(e, MetadataEvent)]
+    part = next(e for e in log if e.type == "PARTITION_RECORD")
+    change = encode_value("PARTITION_CHANGE_RECORD", 0, {"partitionId": part.data["partitionId"],
+                                                         "topicId": part.data["topicId"], "isr": [1]})
+    fence = encode_value("FENCE_BROKER_RECORD", 0, {"id": 1, "epoch": 1})
+    with LogDirWriter(sim, result.cluster_id) as w:
+        w.append_values([change + b"\x00\x00"], log[-1].timestamp_ms + 1)  # two bytes too many
+        w.append_values([fence[:-1]], log[-1].timestamp_ms + 2)  # cut short, its broker id whole
+        w.append([("NO_OP_RECORD", 0, {})], log[-1].timestamp_ms + 3)
+    cfg = config(tmp_path, sim)
+    assert AuditJob(cfg, spark=spark).run(available_now=True)
+
+    quarantine = table(cfg, "quarantine")
+    reasons = sorted(q["reason"] for q in quarantine)
+    assert len(quarantine) == 2, reasons
+    assert sum("PARTITION_CHANGE_RECORD v0 does not fill its" in r for r in reasons) == 1
+    assert sum(f"FENCE_BROKER_RECORD v0 runs past the end of its {len(fence) - 1}-byte value" in r
+               for r in reasons) == 1
+    assert all(r.startswith("batch at position ") and " does not decode: " in r for r in reasons)
+    segment = sorted((sim / METADATA_DIR).glob("*.log"))[-1]
+    whole = [read_segment(s, result.cluster_id, 0) for s in sorted((sim / METADATA_DIR).glob("*.log"))]
+    assert sum(len(w.quarantined) for w in whole) == 2  # the full decode quarantines the same two
+    assert {q.offset for q in whole[-1].quarantined} == {q["offset"] for q in quarantine}
+    assert segment.name in {q["source"] for q in quarantine}
+    progress = table(cfg, "progress")
+    assert sum(p["records"] for p in progress) == sum(len(w.events) for w in whole)
+    assert sum(p["unreadable"] for p in progress) == 2
+    assert sum(p["quarantined"] for p in progress) == 2
+    for p in progress:
+        assert p["records"] + p["side_inputs"] + p["unreadable"] == \
+            p["applied"] + p["duplicates"] + p["quarantined"], p
+
+
 def test_a_segment_holding_batches_twice_counts_the_copies_as_duplicates(spark, tmp_path):
     """The file input with the same batches twice in a row (NoOps among them): each copy
     is a duplicate, per micro-batch and in total, none is applied or quarantined, and the

@@ -12,7 +12,10 @@ The payload of a metadata record read from a log (files or the shipper's
 topic) is its value bytes in `raw`, `data_json` null: the operator decodes them
 with the codec (`from_columns`), which costs less than writing JSON in the
 source and parsing it in the operator (a third of the group call on the worst
-case, docs/ARCHITECTURE.md). Other rows (control records, side inputs,
+case, docs/ARCHITECTURE.md). The sources do not decode it either: the codec
+reads its key columns from the bytes (`KeyRows`, made Arrow by
+`key_record_batch`), so a value that does not decode is quarantined by the
+operator. Other rows (control records, side inputs,
 kafka-dump-log text) carry `data_json`; `raw` also keeps the bytes of records
 we could not decode (UNKNOWN_RECORD, with `data_json` "{}") and of quarantined
 input, so nothing is lost.
@@ -38,6 +41,7 @@ row is an input record: the NoOps one stands for are counted, the epochs row is 
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from typing import Any, Iterable
 
@@ -45,6 +49,7 @@ import numpy as np
 import pyarrow as pa
 
 from kraft_audit.core.codec.batches import VALUE_ERRORS, decode_record_value, value_problem
+from kraft_audit.core.codec.keyrows import ROW_FIELDS, KeyRows, key_columns
 from kraft_audit.core.events import (KIND_CONTROL, KIND_RECORD, NO_OFFSET, UNKNOWN_RECORD, MetadataEvent,
                                      Quarantined)
 
@@ -102,10 +107,8 @@ EVENT_COLUMNS = [name for name, _, _ in _COLUMNS]
 EVENT_ARROW_SCHEMA = pa.schema([pa.field(name, t) for name, t, _ in _COLUMNS])
 EVENT_DDL = ", ".join(f"`{name}` {t}" for name, _, t in _COLUMNS)
 
-# Records that name a broker, and the field that holds its id.
-_BROKER_ID_FIELD = {"FENCE_BROKER_RECORD": "id", "UNFENCE_BROKER_RECORD": "id"}
-
 _MAX_RAW = 4096  # quarantined bytes kept per row: enough to diagnose, bounded
+_ROW_OFFSET = ROW_FIELDS.index("offset")
 
 
 def _json_default(value: Any) -> Any:
@@ -127,9 +130,7 @@ def dumps(data: Any) -> str:
 
 def event_row(ev: MetadataEvent) -> dict[str, Any]:
     data = ev.data or {}
-    broker = data.get(_BROKER_ID_FIELD.get(ev.type, "brokerId"))
-    topic_id = data.get("topicId")
-    partition = data.get("partitionId")
+    topic_id, partition, broker = key_columns(ev.type, data)
     return {
         "cluster_id": ev.cluster_id,
         "source": ev.source,
@@ -142,9 +143,9 @@ def event_row(ev: MetadataEvent) -> dict[str, Any]:
         "type": ev.type,
         "version": int(ev.version),
         "api_key": int(ev.api_key),
-        "topic_id": topic_id if isinstance(topic_id, str) else None,
-        "partition_id": partition if isinstance(partition, int) and not isinstance(partition, bool) else None,
-        "broker_id": broker if isinstance(broker, int) and not isinstance(broker, bool) else None,
+        "topic_id": topic_id,
+        "partition_id": partition,
+        "broker_id": broker,
         # a record's value bytes (batch_events(keep_values=True)) travel instead of its JSON
         "data_json": None if carries_value(ev) else dumps(data),
         "raw": ev.raw,
@@ -276,6 +277,54 @@ def to_record_batch(items: Iterable[MetadataEvent | Quarantined], pack_noops: bo
     return pa.RecordBatch.from_arrays(
         [pa.array([r[name] for r in rows], type=typ) for name, typ, _ in _COLUMNS],
         schema=EVENT_ARROW_SCHEMA)
+
+
+def key_record_batch(rows: KeyRows) -> pa.RecordBatch:
+    """What `to_record_batch(items, pack_noops=True, epochs=True)` gives for the items a source read,
+    from the rows the codec read by their keys (`KeyRows`: a record's value travels
+    undecoded, the operator decodes it) and the objects among them."""
+    n = len(rows.rows)
+
+    def offset_of(i: int) -> int:
+        row = rows.rows[i]
+        return rows.items[i].offset if row is None else row[_ROW_OFFSET]
+
+    keep, packed = None, []
+    for (cluster_id, source), at in rows.noops.items():
+        if len(at) < 2:
+            continue
+        offsets = [offset_of(i) for i in at]
+        newest = at[offsets.index(max(offsets))]  # the first of the newest, as _packed_rows
+        rest = [i for i in at if i != newest]
+        if keep is None:
+            keep = bytearray(b"\x01") * n
+        for i in rest:
+            keep[i] = 0
+        packed.append((rest[0], noop_offsets_row(cluster_id, source, [offset_of(i) for i in rest])))
+    if keep is None:
+        kept, items = rows.rows, rows.items
+    else:  # the packed NoOps leave before any column is built (most of a real log)
+        index = list(itertools.compress(range(n), keep))
+        kept = [rows.rows[i] for i in index]
+        items = {j: rows.items[i] for j, i in enumerate(index) if rows.rows[i] is None}
+    n = len(kept)
+    blank = (None,) * len(ROW_FIELDS)
+    cols = ({name: list(c) for name, c in zip(ROW_FIELDS, zip(*(blank if r is None else r for r in kept)))}
+            if n else {name: [] for name in ROW_FIELDS})
+    cols["kind"] = [KIND_RECORD] * n
+    cols["data_json"] = [None] * n
+    for i, item in items.items():
+        for name, value in to_row(item).items():
+            cols[name][i] = value
+    # as _packed_rows: the NOOP_OFFSETS rows after the others, in the order of their first NoOp;
+    # then, as _epochs_rows, a BATCH_EPOCHS row per log file
+    extra = [row for _, row in sorted(packed, key=lambda p: p[0])]
+    extra.extend(batch_epochs_row(c, s, tuple(zip(*batches))[1:]) for (c, s), batches in rows.epochs.items())
+    for row in extra:
+        for name, value in row.items():
+            cols[name].append(value)
+    return pa.RecordBatch.from_arrays([pa.array(cols[name], type=typ) for name, typ, _ in _COLUMNS],
+                                      schema=EVENT_ARROW_SCHEMA)
 
 
 def from_row(row: dict[str, Any]) -> MetadataEvent | Quarantined:

@@ -2,19 +2,19 @@
 
 Each Kafka message is what `kraft-audit ship` produced (kraft_audit/ship/tail.py):
 one record batch as it is on disk, keyed by cluster id, with the file and byte
-position it came from in headers. Decoded here by the same codec as the files,
-so the events, and from them the operator and the tables, are the same as a
-file-based run of the same log; Kafka's offsets live in the Spark checkpoint.
+position it came from in headers. Read here by the same codec as the files (each
+record by its key columns, its value decoded by the operator), so the events,
+and from them the operator and the tables, are the same as a file-based run of
+the same log; Kafka's offsets live in the Spark checkpoint.
 A batch shipped twice (a shipper restarted before Kafka acknowledged it) is a
 duplicate offset, which the auditor counts and skips as after any restart.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from kraft_audit.config import KafkaSource
 from kraft_audit.core.codec.batches import Batch, iter_batches
+from kraft_audit.core.codec.keyrows import KeyRows
 from kraft_audit.core.codec.logdir import batch_events, problem_to_quarantined
 from kraft_audit.core.events import Quarantined
 from kraft_audit.ship.tail import COMPARISON, comparison_event
@@ -24,25 +24,31 @@ from kraft_audit.spark import event_rows
 
 
 def message_events(key: bytes | None, value: bytes | None, headers: dict[str, bytes],
-                   where: str, keep_values: bool = False) -> list:
+                   where: str, keep_values: bool = False, rows: KeyRows | None = None) -> list:
     """The events of one shipped message; a quarantine row when it is not one.
     `keep_values`: the events keep their record values (the rows carry those, as the
-    file source's do)."""
+    file source's do). `rows`: the message's rows go there instead, its batches read
+    by their key columns (`KeyRows.add_batch`), and the list is empty."""
+    items: list = []
+    add = items.append if rows is None else rows.add
     cluster_id = key.decode(errors="replace") if key else UNKNOWN_CLUSTER
     try:
         file = headers["kraft.file"].decode()
         position = int(headers["kraft.position"])
     except (KeyError, ValueError, UnicodeDecodeError):
-        return [Quarantined(cluster_id, where, 0, f"{where} is not a message of kraft-audit ship "
-                            "(no kraft.file / kraft.position headers)", bytes(value or b"")[:1024])]
+        add(Quarantined(cluster_id, where, 0, f"{where} is not a message of kraft-audit ship "
+                        "(no kraft.file / kraft.position headers)", bytes(value or b"")[:1024]))
+        return items
     if headers.get("kraft.kind") == COMPARISON.encode():
-        return [comparison_event(cluster_id, value, where)]
-    items: list = []
+        add(comparison_event(cluster_id, value, where))
+        return items
     for item in iter_batches(value or b"", base_position=position):
-        if isinstance(item, Batch):
+        if not isinstance(item, Batch):
+            add(problem_to_quarantined(item, cluster_id, file))
+        elif rows is None:
             items.extend(batch_events(item, cluster_id, file, keep_values))
         else:
-            items.append(problem_to_quarantined(item, cluster_id, file))
+            rows.add_batch(item, cluster_id, file)
     return items
 
 
@@ -62,23 +68,25 @@ def _decode(batches):
     Never raises on content: what cannot be read becomes a quarantine row."""
     for batch in batches:
         cols = batch.to_pydict()
-        items: list[Any] = []
+        rows = KeyRows()
         for key, value, headers, topic, partition, offset in zip(
                 cols["key"], cols["value"], cols["headers"], cols["topic"], cols["partition"],
                 cols["offset"]):
             where = f"kafka {topic}-{partition}@{offset}"
+            before = len(rows)
             try:
-                items.extend(message_events(key, value, {h["key"]: h["value"] for h in headers or []},
-                                            where, keep_values=True))
+                message_events(key, value, {h["key"]: h["value"] for h in headers or []}, where,
+                               rows=rows)
             except Exception as exc:  # noqa: BLE001 - a decoder bug must not kill the query
-                items.append(Quarantined(key.decode(errors="replace") if key else UNKNOWN_CLUSTER,
-                                         where, 0, f"could not decode {where}: {type(exc).__name__}: {exc}",
-                                         bytes(value or b"")[:1024]))
-            if len(items) >= EVENTS_PER_CHUNK:
-                yield event_rows.to_record_batch(items, pack_noops=True, epochs=True)
-                items = []
-        if items:
-            yield event_rows.to_record_batch(items, pack_noops=True, epochs=True)
+                rows.truncate(before)  # none of the message's rows, as before: one quarantine row
+                rows.add(Quarantined(key.decode(errors="replace") if key else UNKNOWN_CLUSTER,
+                                     where, 0, f"could not decode {where}: {type(exc).__name__}: {exc}",
+                                     bytes(value or b"")[:1024]))
+            if len(rows) >= EVENTS_PER_CHUNK:
+                yield event_rows.key_record_batch(rows)
+                rows = KeyRows()
+        if rows:
+            yield event_rows.key_record_batch(rows)
 
 
 def kafka_stream(spark, entry: KafkaSource):

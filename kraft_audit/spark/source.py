@@ -12,9 +12,10 @@ and the source offset is {"logs": {<path>: that}}. Offsets always fall on
 batch boundaries, so an atomic batch is never split across micro-batches.
 
 Planning (driver) only reads batch headers: base offset, length, magic and
-last offset delta (61 bytes a batch); decoding, CRC checks and quarantining
-happen in the executors through the codec's `read_segment`. Where a header
-is not valid the codec's own resynchronisation finds where the next batch
+last offset delta (61 bytes a batch); framing, CRC checks and quarantining
+happen in the executors through the codec's `read_segment`, which reads only
+each record's key columns from its bytes (`KeyRows`; the operator decodes the
+value). Where a header is not valid the codec's own resynchronisation finds where the next batch
 starts, so the source never guesses.
 
 - The active (newest) segment is tailed: an incomplete batch at its end is
@@ -52,6 +53,7 @@ from pyspark.sql.streaming.datasource import (
 from kraft_audit.core.codec import logdir
 from kraft_audit.core.codec.logdir import metadata_dir, missing_start, read_meta_properties, read_segment
 from kraft_audit.core.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, MAX_BATCH_BYTES, find_next_batch
+from kraft_audit.core.codec.keyrows import KeyRows
 from kraft_audit.core.events import Quarantined
 from kraft_audit.spark import event_rows
 
@@ -430,8 +432,10 @@ class LogRangePartition(InputPartition):
         self.ranges_json = ranges_json
 
 
-def read_range(r: ReadRange) -> Iterator[list]:
-    """Decode one planned range into lists of events and quarantined rows."""
+def read_range(r: ReadRange, keys: bool = False) -> Iterator[list | KeyRows]:
+    """Decode one planned range into lists of events and quarantined rows; `keys`: the
+    chunks the codec reads as `KeyRows` instead (what `read` sends: a record read by its
+    key columns, its value decoded by the operator), the odd cases still as lists."""
     if r.note:
         yield [Quarantined(r.cluster_id, r.file, r.start, r.note, b"", r.min_offset)]
         return
@@ -445,17 +449,23 @@ def read_range(r: ReadRange) -> Iterator[list]:
         return
     pos = r.start
     while pos < r.end:
+        rows = KeyRows() if keys else None
         try:
             res = read_segment(path, r.cluster_id, pos, r.end - pos, _READ_CHUNK_RECORDS,
-                               keep_values=True)  # the rows carry values, not JSON
+                               keep_values=True,  # the rows carry values, not JSON
+                               rows=rows, min_offset=r.min_offset)
         except Exception as exc:  # noqa: BLE001 - a reader bug must not kill the query
             yield [Quarantined(r.cluster_id, r.file, pos,
                                f"reader failed on bytes {pos}..{r.end}: {type(exc).__name__}: {exc}")]
             return
-        items: list = [e for e in res.events if e.offset >= r.min_offset]
-        items.extend(res.quarantined)
-        if items:
-            yield items
+        if rows is not None:
+            if rows:
+                yield rows
+        else:
+            items: list = [e for e in res.events if e.offset >= r.min_offset]
+            items.extend(res.quarantined)
+            if items:
+                yield items
         nxt = int(res.next_position)
         if nxt <= pos or (res.waiting and nxt < r.end):
             # Planning saw whole batches up to r.end; anything the reader
@@ -544,8 +554,9 @@ class KraftLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: LogRangePartition):
         r = ReadRange(**json.loads(partition.ranges_json))
-        for items in read_range(r):
-            yield event_rows.to_record_batch(items, pack_noops=True, epochs=True)
+        for items in read_range(r, keys=True):
+            yield (event_rows.key_record_batch(items) if isinstance(items, KeyRows)
+                   else event_rows.to_record_batch(items, pack_noops=True, epochs=True))
 
     def commit(self, end: dict) -> None:
         pass

@@ -4,6 +4,7 @@
 - `wire`: varints, zig-zag varints, big-endian integers, uuids
 - `records`: record values (`decode_value`, `encode_value`, control bodies)
 - `batches`: record batch v2, CRC-32C, compression, batches → events
+- `keyrows`: the Spark sources' rows from a batch's bytes, values undecoded
 - `logdir`: segments, snapshots, meta.properties, the resumable segment read, the writer
 - `dumplog`: kafka-dump-log output in and out
 """

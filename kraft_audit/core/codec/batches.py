@@ -423,13 +423,20 @@ def value_problem(position: int, offset: int, exc: BaseException) -> str:
 def decode_record_value(value: bytes) -> tuple[str, int, int, dict, bytes | None]:
     """One metadata record's value (the bytes `batch_events(keep_values=True)` keeps) as
     `batch_events` decodes it: (type, version, apiKey, data, raw), raw the value for an
-    UNKNOWN_RECORD only. Raises one of VALUE_ERRORS, with the same message."""
+    UNKNOWN_RECORD only. Raises one of VALUE_ERRORS, with the same message, but for a
+    value that ends before its body (in its batch the body's reads go on past it)."""
     entry = PREFIX_DECODERS.get(value[:3])
     if entry is None:
         api_key, version, type_name, data = decode_value(value)
         return type_name, version, api_key, data, (bytes(value) if type_name == UNKNOWN_RECORD else None)
     type_name, decode_body, api_key, version = entry
-    data, stop = decode_body(value, 3, len(value))
+    try:
+        data, stop = decode_body(value, 3, len(value))
+    except (IndexError, struct.error) as exc:
+        # read alone, a value cut short ends the buffer: say so (in its batch, the
+        # reader ran on into the next record's bytes and said "does not fill")
+        raise RecordDecodeError(f"{type_name} v{version} runs past the end of its "
+                                f"{len(value)}-byte value ({exc})") from None
     if stop != len(value):
         raise RecordDecodeError(_unfilled(type_name, version, len(value)))
     return type_name, version, api_key, data, None

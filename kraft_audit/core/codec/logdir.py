@@ -33,6 +33,7 @@ from kraft_audit.core.codec.batches import (
     iter_events,
     problem_to_quarantined,
 )
+from kraft_audit.core.codec.keyrows import KeyRows
 from kraft_audit.core.codec.records import encode_control, encode_value
 from kraft_audit.core.events import NO_OFFSET, MetadataEvent, Quarantined
 
@@ -211,6 +212,8 @@ def read_segment(
     max_bytes: int | None = None,
     max_records: int | None = None,
     keep_values: bool = False,
+    rows: KeyRows | None = None,
+    min_offset: int = 0,
 ) -> SegmentRead:
     """Read whole batches of a (possibly live) segment from ``position``.
 
@@ -219,7 +222,9 @@ def read_segment(
     one batch is read). Bad bytes in the middle are quarantined and skipped;
     an incomplete batch at the end of the file is not consumed: ``waiting``
     says to come back when the writer has finished it. ``keep_values``: as
-    `batch_events`'s (events keep their record values).
+    `batch_events`'s (events keep their record values). ``rows``: the batches go
+    there instead (`KeyRows.add_batch`, events below ``min_offset`` left out), with
+    the quarantined bytes between them, in file order; the torn tail stays apart.
     """
     path = Path(path)
     result = SegmentRead(next_position=position)
@@ -239,6 +244,7 @@ def read_segment(
                 buf += fh.read(first_size - len(buf))
     reached_eof = position + len(buf) >= file_size
     records = 0
+    name = path.name  # once, not per batch (a real log is mostly one-record batches)
     for item in iter_batches(buf, base_position=position):
         if isinstance(item, BatchProblem):
             if item.at_tail:
@@ -246,13 +252,17 @@ def read_segment(
                     result.waiting = True
                     result.torn_tail = problem_to_quarantined(item, cluster_id, path.name)
                 break  # otherwise a batch cut by max_bytes: the next read gets it whole
-            result.quarantined.append(problem_to_quarantined(item, cluster_id, path.name))
+            problem = problem_to_quarantined(item, cluster_id, path.name)
+            (result.quarantined.append if rows is None else rows.add)(problem)
             result.next_position = item.position + item.size
             continue
-        for event in batch_events(item, cluster_id, path.name, keep_values):
-            (result.events if isinstance(event, MetadataEvent) else result.quarantined).append(
-                event
-            )
+        if rows is not None:
+            rows.add_batch(item, cluster_id, name, min_offset)
+        else:
+            for event in batch_events(item, cluster_id, path.name, keep_values):
+                (result.events if isinstance(event, MetadataEvent) else result.quarantined).append(
+                    event
+                )
         records += item.records_count
         result.next_position = item.position + item.size
         result.next_offset = item.last_offset + 1

@@ -456,6 +456,8 @@ class EventLoop:
         state = self.state
         broker_id = _broker_of(event)
         self._judge_record(event, broker_id)
+        if event.type == "FEATURE_LEVEL_RECORD" and self._batch.features_before is None:
+            self._batch.features_before = dict(state.features)  # the batch end judges what it finalized
         change = self._replay(event, state.apply, event)
         if change is None:
             return

@@ -166,4 +166,9 @@ PROPERTIES: tuple[Property, ...] = (
              "min ISR above the replication factor acts as the replication factor",
              OBSERVABLE, ("kip966.elr-only-below-min-isr", "condition:under_min_isr"),
              "replay computes the effective min ISR the same way for every rule and condition"),
+    Property(CONTROLLER_TESTS, "FeatureControlManagerTest: testUpgradeElrFeatureLevel",
+             "eligible.leader.replicas.version 1 is finalized at metadata.version 4.0-IV1 or above",
+             OBSERVABLE, ("kraft.feature-dependencies",),
+             "every finalized level's dependencies (the *Version enums' dependencies(), as data) "
+             "at the end of each batch that finalizes levels"),
 )

@@ -176,6 +176,7 @@ its topic's partitions.
 | epochs: the partition epoch bumps with every change, the leader epoch exactly when Leader is set, a snapshot re-states the epochs the log built | the partition | replay (`PartitionRegistration.merge`), `kraft.partition-epoch-bump`, `kraft.leader-epoch-bump`, `kraft.leader-bump-has-cause`, `kraft.change-sets-new-values`, `kraft.epochs-monotonic`, `kraft.snapshot-equals-log` | an ISR shrink may bump the leader epoch below MV 4.0-IV0 (a 3.x controller migrating from ZooKeeper does) |
 | a fenced or unregistered broker is in no ISR | brokers | `kip966.fenced-out-of-isr` (batch end, the fenced brokers' partitions) | without ELR the last ISR member stays: Kafka never empties the ISR then |
 | a fenced or unregistered broker leads nothing | brokers | `kraft.leader-leaves-unavailable-broker` (batch end, that broker's partitions) | a re-registration: Kafka moves leaders then only after an unclean shutdown, judged by the KIP-966 rules |
+| every finalized feature level has the levels it depends on | features | `kraft.feature-dependencies` (batch end, the finalized levels) | the bootstrap (the operation that first sets metadata.version), snapshots, a batch inside an open metadata transaction |
 | no partition is leaderless while an ISR or ELR member could lead | brokers, log dirs | `election_overdue` condition (operation end) | inside a metadata transaction: judged at its end |
 | one Raft leader per epoch, epochs never go back | the batches | `kraft.election-safety` | epochs up to the first one the input shows count as announced |
 """

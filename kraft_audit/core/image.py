@@ -327,10 +327,11 @@ def verify_snapshots(path: str | os.PathLike, cluster_id: str | None = None,
         # the snapshot an audit of this dir boots from: no log to compare it with, but a
         # broken frame means it (and every image built on it) is partial
         if _framing(*ends) and end - 1 > after_offset:
+            # a headless snapshot: the time of its first batch
             written = next((e.timestamp_ms for e in read_file_events(boot, cluster_id)
-                            if isinstance(e, MetadataEvent)), 0)  # a headless snapshot: its first batch's time
-            yield SnapshotComparison(boot.name, end, _snapshot_time(boot, cluster_id, written), BOOT_SNAPSHOT,
-                                     [], _framing(*ends))
+                            if isinstance(e, MetadataEvent)), 0)
+            yield SnapshotComparison(boot.name, end, _snapshot_time(boot, cluster_id, written),
+                                     BOOT_SNAPSHOT, [], _framing(*ends))
     else:
         image = Image()
     pending = [s for s in snapshots if s[0] > next_offset and s[0] - 1 > after_offset]

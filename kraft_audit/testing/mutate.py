@@ -785,8 +785,8 @@ def _feature_dependency_mutants(frames, pos, per_kind: int, rng: random.Random) 
                      f"{what} at {p[2]} needs", m, p[2] - 1, rtype=_FEATURE)
         # moved to the end of the last batch of records before the upgrade's (after the bootstrap's)
         target = next((fi for fi in range(q[0] - 1, -1, -1) if not frames[fi].control), None)
-        if target is not None and target > history[needed][0][0][0] and not any(rec(r).type == _FEATURE and rec(r).data.get("name") == needed
-                                          for r in pos if r[0] == target):
+        if target is not None and target > history[needed][0][0][0] and not any(
+                rec(r).type == _FEATURE and rec(r).data.get("name") == needed for r in pos if r[0] == target):
             m = _copy(frames)
             m[target].records.append(m[p[0]].records.pop(p[1]))
             at = max(off for fi, _ri, off in pos if fi == target) + 1
@@ -831,7 +831,8 @@ def _controlled_shutdown_mutants(frames, pos, per_kind: int, rng: random.Random)
     moves = []
     for fi, ri, off in pos:
         r = frames[fi].records[ri]
-        if r.type != "BROKER_REGISTRATION_CHANGE_RECORD" or r.data is None or r.data.get("inControlledShutdown") != 1:
+        if (r.type != "BROKER_REGISTRATION_CHANGE_RECORD" or r.data is None
+                or r.data.get("inControlledShutdown") != 1):
             continue
         broker = r.data["brokerId"]
         for rj in range(ri + 1, len(frames[fi].records)):
@@ -856,7 +857,8 @@ def _leader_before(frames, pos, offset: int, topic_id: str, partition: int) -> i
         r = frames[fi].records[ri]
         if r.data is None or r.data.get("topicId") != topic_id or r.data.get("partitionId") != partition:
             continue
-        if r.type == "PARTITION_RECORD" or (r.type == "PARTITION_CHANGE_RECORD" and r.data.get("leader", -2) != -2):
+        if r.type == "PARTITION_RECORD" or (r.type == "PARTITION_CHANGE_RECORD"
+                                            and r.data.get("leader", -2) != -2):
             leader = r.data.get("leader")
     return leader
 

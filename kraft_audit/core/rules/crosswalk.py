@@ -166,7 +166,8 @@ PROPERTIES: tuple[Property, ...] = (
              "min ISR above the replication factor acts as the replication factor",
              OBSERVABLE, ("kip966.elr-only-below-min-isr", "condition:under_min_isr"),
              "replay computes the effective min ISR the same way for every rule and condition"),
-    Property(CONTROLLER_TESTS, "ReplicationControlManagerTest: testProcessBrokerHeartbeatInControlledShutdown",
+    Property(CONTROLLER_TESTS,
+             "ReplicationControlManagerTest: testProcessBrokerHeartbeatInControlledShutdown",
              "a heartbeat asking to shut down marks the broker in controlled shutdown, then moves "
              "its leadership and drops it from the ISR, in one operation", OBSERVABLE,
              ("kraft.leader-leaves-unavailable-broker", "kip966.election-order"),

@@ -637,5 +637,7 @@ def _broker_of(event: MetadataEvent) -> int | None:
 
 def _partition_key(event: MetadataEvent) -> tuple | None:
     if event.type in PARTITION_TYPES:
-        return (event.data.get("topicId"), event.data.get("partitionId"))
+        key = (event.data.get("topicId"), event.data.get("partitionId"))
+        if isinstance(key[0], str) and type(key[1]) is int:  # a malformed record names none
+            return key
     return None

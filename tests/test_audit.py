@@ -307,3 +307,20 @@ def test_an_under_min_isr_interval_keeps_the_min_isr_source_it_opened_with(kraft
     (grow,) = log.batch(log.change(TID, 0, isr=[1, 2, 3], elr=[]))
     closed = [c for c in restored.process([grow]).conditions if c.condition == "under_min_isr"]
     assert [(c.start_offset, c.end_offset, c.min_isr_source) for c in closed] == [(shrink.offset, grow.offset, "log")]
+
+
+def test_a_malformed_partition_record_that_goes_back_is_quarantined_not_raised():
+    """An offset regression on a partition record without topicId or partitionId (found by
+    the fuzz test above): reported cluster-wide, counted, never an exception."""
+    from kraft_audit.core.events import KIND_RECORD, MetadataEvent
+
+    def event(offset, data):
+        return MetadataEvent("c1", "fuzz", 0, offset, offset, offset, 1000 + offset, KIND_RECORD,
+                             "PARTITION_RECORD", 0, data)
+
+    auditor = Auditor(CATALOG)
+    auditor.process([event(0, {"topicId": "GGGGGGGGGGGGGGGGGGGGGG", "partitionId": 0})])
+    restored = Auditor.from_bytes(auditor.to_bytes(), CATALOG)
+    out = restored.process([event(1, {}), event(0, {}), event(0, {"topicId": "x", "partitionId": "0"})])
+    assert [v.rule_id for v in out.violations].count("input.offset-regression") == 2
+    assert restored.applied + restored.duplicates + restored.quarantined == 4

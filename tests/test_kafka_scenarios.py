@@ -359,11 +359,21 @@ def test_15_mutated_unclean_shutdown_broker_left_in_elr(kraft_log):
 def test_16_clean_shutdown_empties_isr(kraft_log):
     log = kraft_log
     setup(log, [0, 1, 2], [0], min_isr=3, live=[0], eligibleLeaderReplicas=[1, 2])
-    log.batch(log.controlled_shutdown(0))
-    log.batch(log.change(TID, 0, leader=-1, isr=[], elr=[0, 1, 2], lke=[0]), log.fence(0))
+    # the heartbeat asking to shut down: the registration change, then the partition change
+    # that drops 0 from the ISR and the leadership, in one operation; fenced once it leads nothing
+    log.batch(log.controlled_shutdown(0), log.change(TID, 0, leader=-1, isr=[], elr=[0, 1, 2], lke=[0]))
+    log.batch(log.fence(0))
     auditor, out = audit(log)
     assert findings(out) == []
     assert auditor.gauges().manual_election_required == 0
+
+
+def test_16_mutated_controlled_shutdown_keeps_the_leadership(kraft_log):
+    log = kraft_log
+    setup(log, [0, 1, 2], [0], min_isr=3, live=[0], eligibleLeaderReplicas=[1, 2])
+    (shutdown,) = log.batch(log.controlled_shutdown(0))
+    _, out = audit(log)
+    assert findings(out) == [("kraft.leader-leaves-unavailable-broker", shutdown.offset)]
 
 
 def test_17_elr_cleared_on_min_isr_update(kraft_log):

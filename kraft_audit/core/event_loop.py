@@ -485,6 +485,8 @@ class EventLoop:
         state = self.state
         broker_id = _broker_of(event)
         self._judge_record(event, broker_id)
+        if event.type == "FEATURE_LEVEL_RECORD" and self._batch.features_before is None:
+            self._batch.features_before = dict(state.features)  # the batch end judges what it finalized
         change = self._replay(event, state.apply, event)
         if change is None:
             return
@@ -666,5 +668,7 @@ def _broker_of(event: MetadataEvent) -> int | None:
 
 def _partition_key(event: MetadataEvent) -> tuple | None:
     if event.type in PARTITION_TYPES:
-        return (event.data.get("topicId"), event.data.get("partitionId"))
+        key = (event.data.get("topicId"), event.data.get("partitionId"))
+        if isinstance(key[0], str) and type(key[1]) is int:  # a malformed record names none
+            return key
     return None

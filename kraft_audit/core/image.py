@@ -294,12 +294,17 @@ class SnapshotComparison(NamedTuple):
     framing: tuple[str, ...] = ()
 
 
+# `replayed_from` of the snapshot a log dir whose start is gone boots from: judged alone
+BOOT_SNAPSHOT = "nothing (the log starts at this snapshot)"
+
+
 def verify_snapshots(path: str | os.PathLike, cluster_id: str | None = None,
                      after_offset: int = -1) -> Iterator[SnapshotComparison]:
     """Compare every snapshot of a log dir whose records the log still holds with the image
     replayed to its end (`after_offset`: only snapshots ending after it). The replay starts
     at offset 0 when the oldest segment starts there, else at the newest earlier snapshot
-    (a snapshot with neither before it cannot be compared and is skipped)."""
+    (a snapshot with neither before it cannot be compared: only its frame is judged, as the
+    comparison `replayed_from` BOOT_SNAPSHOT, when it is broken)."""
     directory = metadata_dir(path)
     if cluster_id is None:
         cluster_id = read_meta_properties(directory).get("cluster.id", "")
@@ -316,8 +321,17 @@ def verify_snapshots(path: str | os.PathLike, cluster_id: str | None = None,
         if not usable:
             return
         end, _epoch, boot = usable[0]
-        image = image_of(read_file_events(boot, cluster_id))
+        ends: list = []
+        image = image_of(_framed(read_file_events(boot, cluster_id), ends))
         replayed_from, next_offset = boot.name, end
+        # the snapshot an audit of this dir boots from: no log to compare it with, but a
+        # broken frame means it (and every image built on it) is partial
+        if _framing(*ends) and end - 1 > after_offset:
+            # a headless snapshot: the time of its first batch
+            written = next((e.timestamp_ms for e in read_file_events(boot, cluster_id)
+                            if isinstance(e, MetadataEvent)), 0)
+            yield SnapshotComparison(boot.name, end, _snapshot_time(boot, cluster_id, written),
+                                     BOOT_SNAPSHOT, [], _framing(*ends))
     else:
         image = Image()
     pending = [s for s in snapshots if s[0] > next_offset and s[0] - 1 > after_offset]

@@ -42,6 +42,7 @@ from kraft_audit.core.codec.schemas import upper_snake
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.image import verify_snapshots
 from kraft_audit.core.rules.catalog import Catalog, load_catalog
+from kraft_audit.core.rules.cluster_records import FEATURE_DEPENDENCIES, feature_needs
 from kraft_audit.core.rules.docs import MUTATION_CLASSES
 from kraft_audit.core.rules.directories import LOST as LOST_DIR
 from kraft_audit.core.rules.directories import UNASSIGNED as UNASSIGNED_DIR
@@ -741,6 +742,125 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
                 new[i][2][name] = change(new[i][2][name])
                 yield Mutant("snapshot-differs", f"{snap.name} {type_name} {i}: {name} changed",
                              _copy(frames), end - 1, {snap.name: new}, rtype=type_name)
+
+    # (below: generators added after the others, so the samples above stay as they were)
+    yield from _feature_dependency_mutants(frames, pos, per_kind, rng)
+    yield from _controlled_shutdown_mutants(frames, pos, per_kind, rng)
+
+
+_FEATURE = "FEATURE_LEVEL_RECORD"
+_MV = "metadata.version"
+
+
+def _feature_dependency_mutants(frames, pos, per_kind: int, rng: random.Random) -> Iterator[Mutant]:
+    """A feature level finalized without the levels it depends on (Kafka validates them
+    against what the update leaves): its metadata.version upgrade left out, the level moved to
+    a batch before that upgrade, metadata.version lowered right after it; or the level written
+    after an upgrade that stays below what it needs. The first metadata.version (the bootstrap)
+    is never the one mutated: the operation that sets it is not judged."""
+    features = [(fi, ri, off) for fi, ri, off in pos if frames[fi].records[ri].type == _FEATURE
+                and frames[fi].records[ri].data is not None]
+    history: dict[str, list[tuple[tuple, int]]] = {}  # feature -> (position, level) in log order
+    dependents = []  # (level's position, feature it needs, lowest level, the record that met it)
+    for p in features:
+        d = frames[p[0]].records[p[1]].data
+        name, level = d.get("name"), d.get("featureLevel")
+        if type(level) is not int:
+            continue
+        history.setdefault(name, []).append((p, level))
+        for needed, lowest in feature_needs(name, level).items():
+            setters = [(q, v) for q, v in history.get(needed, []) if q[2] < p[2]]
+            # met by an upgrade that is not the bootstrap's, from a level that did not meet it
+            if len(setters) >= 2 and setters[-1][1] >= lowest and setters[-2][1] < lowest:
+                dependents.append((p, needed, lowest, setters[-1][0]))
+
+    def rec(p):
+        return frames[p[0]].records[p[1]]
+
+    for p, needed, lowest, q in _sample(dependents, per_kind, rng):
+        what = f"{rec(p).data['name']} {rec(p).data['featureLevel']}"
+        m = _copy(frames)
+        del m[q[0]].records[q[1]]
+        yield Mutant("missing-record", f"FEATURE_LEVEL_RECORD at {q[2]} left out: the {needed} upgrade "
+                     f"{what} at {p[2]} needs", m, p[2] - 1, rtype=_FEATURE)
+        # moved to the end of the last batch of records before the upgrade's (after the bootstrap's)
+        target = next((fi for fi in range(q[0] - 1, -1, -1) if not frames[fi].control), None)
+        if target is not None and target > history[needed][0][0][0] and not any(
+                rec(r).type == _FEATURE and rec(r).data.get("name") == needed for r in pos if r[0] == target):
+            m = _copy(frames)
+            m[target].records.append(m[p[0]].records.pop(p[1]))
+            at = max(off for fi, _ri, off in pos if fi == target) + 1
+            yield Mutant("reordered-record", f"FEATURE_LEVEL_RECORD at {p[2]} ({what}) moved before the "
+                         f"{needed} upgrade at {q[2]} it needs", m, at, rtype=_FEATURE)
+        m = _copy(frames)
+        m[p[0]].records.insert(p[1] + 1, Rec(_FEATURE, 0, {"name": needed, "featureLevel": lowest - 1}))
+        yield Mutant("wrong-value", f"FEATURE_LEVEL_RECORD after {p[2]}: {needed} lowered to {lowest - 1}, "
+                     f"below what {what} needs", m, p[2] + 1, rtype=_FEATURE)
+    # a level finalized after a metadata.version upgrade that stays below what the level needs
+    needing = sorted({(name, level, lowest) for name, levels in _dependencies_on(_MV).items()
+                      for level, lowest in levels})
+    upgrades = [q for q, _v in history.get(_MV, [])[1:]]
+    for q in _sample(upgrades, per_kind, rng):
+        for name, level, lowest in needing:
+            if rec(q).data["featureLevel"] < lowest:
+                m = _copy(frames)
+                m[q[0]].records.insert(q[1] + 1, Rec(_FEATURE, 0, {"name": name, "featureLevel": level}))
+                yield Mutant("extra-record", f"FEATURE_LEVEL_RECORD after {q[2]}: {name} {level} at "
+                             f"{_MV} {rec(q).data['featureLevel']}, below the {lowest} it needs", m, q[2] + 1,
+                             rtype=_FEATURE)
+                break
+
+
+def _dependencies_on(needed: str) -> dict[str, list[tuple[int, int]]]:
+    """feature -> (its lowest level that depends on `needed`, the lowest level of `needed`)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for name, levels in FEATURE_DEPENDENCIES.items():
+        for level in sorted(levels):
+            lowest = feature_needs(name, level).get(needed)
+            if lowest is not None:
+                out.setdefault(name, []).append((level, lowest))
+                break
+    return out
+
+
+def _controlled_shutdown_mutants(frames, pos, per_kind: int, rng: random.Random) -> Iterator[Mutant]:
+    """A broker entering controlled shutdown keeps a leadership: the controller writes the
+    registration change, then moves every leadership of the broker in the same operation
+    (the broker removed from the ISR and not acceptable as leader); here one of those moves
+    is left out."""
+    moves = []
+    for fi, ri, off in pos:
+        r = frames[fi].records[ri]
+        if (r.type != "BROKER_REGISTRATION_CHANGE_RECORD" or r.data is None
+                or r.data.get("inControlledShutdown") != 1):
+            continue
+        broker = r.data["brokerId"]
+        for rj in range(ri + 1, len(frames[fi].records)):
+            c = frames[fi].records[rj]
+            if c.type != "PARTITION_CHANGE_RECORD" or c.data.get("leader", -2) in (-2, broker):
+                continue
+            if _leader_before(frames, pos, off + rj - ri, c.data["topicId"], c.data["partitionId"]) == broker:
+                moves.append(((fi, ri, off), (fi, rj, off + rj - ri), broker))
+    for shutdown, move, broker in _sample(moves, per_kind, rng):
+        m = _copy(frames)
+        del m[move[0]].records[move[1]]
+        yield Mutant("missing-record", f"PartitionChangeRecord at {move[2]} left out: the leader move of "
+                     f"broker {broker}'s controlled shutdown at {shutdown[2]}", m, shutdown[2],
+                     rtype="PARTITION_CHANGE_RECORD")
+
+
+def _leader_before(frames, pos, offset: int, topic_id: str, partition: int) -> int | None:
+    leader = None
+    for fi, ri, o in pos:
+        if o >= offset:
+            break
+        r = frames[fi].records[ri]
+        if r.data is None or r.data.get("topicId") != topic_id or r.data.get("partitionId") != partition:
+            continue
+        if r.type == "PARTITION_RECORD" or (r.type == "PARTITION_CHANGE_RECORD"
+                                            and r.data.get("leader", -2) != -2):
+            leader = r.data.get("leader")
+    return leader
 
 
 def _replaced(frames: list[Frame], p, new: Rec) -> list[Frame]:

@@ -56,7 +56,7 @@ class BatchInfo:
     """One atomic batch as the batch-end rules see it."""
 
     __slots__ = ("base_offset", "last_offset", "timestamp_ms", "changes", "registered", "fenced",
-                 "elr_before_min_isr_change", "broker_changes", "raft_problems")
+                 "elr_before_min_isr_change", "broker_changes", "raft_problems", "features_before")
 
     def __init__(self, base_offset: int, last_offset: int):
         self.base_offset = base_offset
@@ -70,6 +70,8 @@ class BatchInfo:
         self.elr_before_min_isr_change: set[tuple[str, int]] = set()
         self.broker_changes: list[BrokerChange] = []  # broker records of this batch, in order
         self.raft_problems: list[str] = []  # what its Raft epoch breaks (event_loop._raft_batch)
+        # the finalized feature levels before this batch's first FeatureLevelRecord (None: it has none)
+        self.features_before: dict[str, int] | None = None
 
     def acceptable_leader_at(self, offset: int, broker_id: int, at_batch_end: bool) -> bool:
         """Whether `broker_id` could lead as of the record at `offset`, not as of the batch's

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from kraft_audit.core.replay.settings import ELR_FEATURE, METADATA_VERSION, MV_4_0_IV1
 from kraft_audit.core.replay.state import acl_binding, feature_ranges, quota_key, token_kept
 from kraft_audit.core.rules.kraft import SNAPSHOT_SUFFIX
 from kraft_audit.core.rules.registry import Finding, rule
@@ -312,6 +313,69 @@ def metadata_version_downgrade(c):
         return None
     return (f"metadata.version lowered from {current} to {level} across level(s) {changed}, "
             "which changed the metadata format: Kafka refuses that downgrade")
+
+
+# What each finalized level needs, as the feature's FeatureVersion.dependencies() states it
+# in server-common (the *Version enums): feature -> level -> {feature it depends on: the
+# lowest level that does}. The same on every line that knows the feature; a level above
+# the highest listed needs what that one does. The controller checks these against the
+# levels the update leaves (Feature.validateVersion in FeatureControlManager.updateFeature).
+# kraft.version depends on nothing and nothing depends on it; it is the Raft layer's (its
+# KRaftVersion control record), and the controller's replay skips a FeatureLevelRecord of it
+# (image.py's _RAFT_FEATURE), so one is neither judged nor counted as a level here.
+RAFT_FEATURE = "kraft.version"
+FEATURE_DEPENDENCIES: dict[str, dict[int, dict[str, int]]] = {
+    ELR_FEATURE: {1: {METADATA_VERSION: MV_4_0_IV1}},
+    "group.version": {1: {}},
+    "transaction.version": {1: {}, 2: {}},
+    "share.version": {1: {}, 2: {}},
+    "streams.version": {1: {}},
+    RAFT_FEATURE: {1: {}},
+}
+# names of the metadata.version levels the table holds, for the findings
+MV_NAMES = {MV_4_0_IV1: "4.0-IV1"}
+
+
+def feature_needs(name: str, level: int) -> dict[str, int]:
+    """The levels of other features that `name` at `level` needs (empty: nothing)."""
+    levels = FEATURE_DEPENDENCIES.get(name)
+    if not levels or name == RAFT_FEATURE:
+        return {}
+    known = [v for v in levels if v <= level]
+    return levels[max(known)] if known else {}
+
+
+def _level_name(name: str, level: int) -> str:
+    named = MV_NAMES.get(level) if name == METADATA_VERSION else None
+    return f"{level} ({named})" if named else str(level)
+
+
+@rule("kraft.feature-dependencies", on="batch_end", records=("FEATURE_LEVEL_RECORD",), scope="cluster")
+def feature_dependencies(c):
+    """At the end of a batch that finalizes feature levels, every finalized level's
+    dependencies hold: a level is finalized only once the features it depends on are at
+    their levels, and metadata.version is not lowered below what a finalized level needs.
+    The operation that first sets metadata.version (the bootstrap, or a log that starts
+    mid-history) and snapshots are not judged, nor a batch inside an open metadata
+    transaction."""
+    before, event, state = c.batch.features_before, c.event, c.state
+    if (before is None or METADATA_VERSION not in before or state.transaction_open
+            or event.source.endswith(SNAPSHOT_SUFFIX)):
+        return None
+    features = state.features
+    findings = []
+    for name, level in sorted(features.items()):
+        for needed, lowest in feature_needs(name, level).items():
+            have = features.get(needed, 0)
+            if have >= lowest or (before.get(name, 0) == level and before.get(needed, 0) == have):
+                continue  # met, or broken before this batch (reported where it broke)
+            if before.get(name, 0) != level:
+                findings.append(f"{name} {level} finalized while {needed} is {_level_name(needed, have)}; "
+                                f"it needs {needed} {_level_name(needed, lowest)} or above")
+            else:
+                findings.append(f"{needed} lowered to {_level_name(needed, have)} while {name} {level} "
+                                f"needs it at {_level_name(needed, lowest)} or above")
+    return [Finding(f) for f in findings] or None
 
 
 # Kafka's ConfigResource.Type codes: TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP

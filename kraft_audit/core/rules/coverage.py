@@ -43,7 +43,8 @@ USE = {
     "REMOVE_TOPIC_RECORD": "the topic and its partitions deleted",
     "DELEGATION_TOKEN_RECORD": "live tokens; its fields (times in order, principals), a renewal",
     "USER_SCRAM_CREDENTIAL_RECORD": "live credentials; its fields (mechanism, iterations, key lengths)",
-    "FEATURE_LEVEL_RECORD": "metadata.version and the ELR feature (which Kafka line's rules apply)",
+    "FEATURE_LEVEL_RECORD": "metadata.version and the ELR feature (which Kafka line's rules apply); "
+                            "every finalized level",
     "CLIENT_QUOTA_RECORD": "its fields (entity, key, value)",
     "PRODUCER_IDS_RECORD": "the next producer id",
     "BROKER_REGISTRATION_CHANGE_RECORD": "fenced, controlled shutdown, directories online",

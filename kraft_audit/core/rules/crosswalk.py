@@ -166,4 +166,16 @@ PROPERTIES: tuple[Property, ...] = (
              "min ISR above the replication factor acts as the replication factor",
              OBSERVABLE, ("kip966.elr-only-below-min-isr", "condition:under_min_isr"),
              "replay computes the effective min ISR the same way for every rule and condition"),
+    Property(CONTROLLER_TESTS,
+             "ReplicationControlManagerTest: testProcessBrokerHeartbeatInControlledShutdown",
+             "a heartbeat asking to shut down marks the broker in controlled shutdown, then moves "
+             "its leadership and drops it from the ISR, in one operation", OBSERVABLE,
+             ("kraft.leader-leaves-unavailable-broker", "kip966.election-order"),
+             "at the end of the batch of the registration change, the broker leads nothing; each "
+             "election is judged as of its record"),
+    Property(CONTROLLER_TESTS, "FeatureControlManagerTest: testUpgradeElrFeatureLevel",
+             "eligible.leader.replicas.version 1 is finalized at metadata.version 4.0-IV1 or above",
+             OBSERVABLE, ("kraft.feature-dependencies",),
+             "every finalized level's dependencies (the *Version enums' dependencies(), as data) "
+             "at the end of each batch that finalizes levels"),
 )

@@ -63,22 +63,25 @@ MUTATION_CLASSES = {
         'a negative quota, a token that expires after its maximum life or is issued after it '
         'expires, metadata.version 0, a controller\'s supported range with min above max, a '
         'config of a topic that does not exist, a removal of an ACL, token or topic that does '
-        'not exist',
+        'not exist, metadata.version lowered below what a finalized feature level needs',
     "missing-record":
         'a record the log needs is gone: what it created (a topic, a partition, a broker, an '
         'ACL, a SCRAM credential, a quota, a token) is used or removed later, so a later record '
         'refers to something never created; the bootstrap metadata.version every KRaft log '
-        'starts with',
+        'starts with; the metadata.version upgrade a feature level finalized later needs; a '
+        'leader move of a broker entering controlled shutdown',
     "extra-record":
         'a record a controller never writes: a change record that changes nothing (Kafka '
         'skips a no-op change), a partition created again with older epochs, a second live '
         'topic with an existing name, an ACL id created twice, a removal of what was already '
         'removed (ACL, credential, quota, token, topic), a transaction begun inside another or '
-        'ended when none is open',
+        'ended when none is open, a feature level finalized after an upgrade that leaves '
+        'metadata.version below what it needs',
     "reordered-record":
         'a record moved before the record it depends on: a partition changed before it is '
         'created, a partition created before its topic, an ACL, credential, quota or token '
-        'removed before it is created, a later producer-id block handed out first',
+        'removed before it is created, a later producer-id block handed out first, a feature '
+        'level finalized before the metadata.version upgrade it needs',
     "wrong-type":
         'a record written as another type with the same fields: a change record written as a '
         'creation (its unset fields become defaults, the epochs go back), a topic creation '
@@ -123,7 +126,7 @@ type and log, seed 7),
 before the rules written for the whole image and for every record type (`NEW_RULES` in
 tests/test_mutations.py: `kraft.snapshot-equals-log`, `kraft.snapshot-framing`, the field,
 uniqueness and removal rules of each record type, the log-directory, metadata.version,
-kraft.version and voter rules; `--without` each) and with them:
+feature-dependency, kraft.version and voter rules; `--without` each) and with them:
 
 | class | mutants | flagged before | flagged now | score now |
 |---|---|---|---|---|
@@ -141,8 +144,8 @@ class shows them.
 
 # Measured by `python -m kraft_audit.testing.mutate` (and its `--without` run for "before");
 # the mutations test fails when the measured table departs from these rows.
-SCORES = (("wrong-value", 415, 95, 415), ("missing-record", 73, 55, 70), ("extra-record", 115, 51, 115),
-          ("reordered-record", 67, 44, 64), ("wrong-type", 61, 40, 61), ("overflow", 201, 48, 201),
+SCORES = (("wrong-value", 417, 95, 417), ("missing-record", 93, 55, 90), ("extra-record", 116, 51, 116),
+          ("reordered-record", 69, 44, 66), ("wrong-type", 61, 40, 61), ("overflow", 201, 48, 201),
           ("unparseable-string", 137, 24, 137), ("snapshot-differs", 175, 26, 175))
 
 
@@ -175,7 +178,8 @@ its topic's partitions.
 | a RECOVERING partition's ISR is at most its leader | the partition | `kip704.recovering-isr-is-leader` | the last leader may stay when it went away |
 | epochs: the partition epoch bumps with every change, the leader epoch exactly when Leader is set, a snapshot re-states the epochs the log built | the partition | replay (`PartitionRegistration.merge`), `kraft.partition-epoch-bump`, `kraft.leader-epoch-bump`, `kraft.leader-bump-has-cause`, `kraft.change-sets-new-values`, `kraft.epochs-monotonic`, `kraft.snapshot-equals-log` | an ISR shrink may bump the leader epoch below MV 4.0-IV0 (a 3.x controller migrating from ZooKeeper does) |
 | a fenced or unregistered broker is in no ISR | brokers | `kip966.fenced-out-of-isr` (batch end, the fenced brokers' partitions) | without ELR the last ISR member stays: Kafka never empties the ISR then |
-| a fenced or unregistered broker leads nothing | brokers | `kraft.leader-leaves-unavailable-broker` (batch end, that broker's partitions) | a re-registration: Kafka moves leaders then only after an unclean shutdown, judged by the KIP-966 rules |
+| a fenced, unregistered or shutting-down broker leads nothing | brokers | `kraft.leader-leaves-unavailable-broker` (batch end, that broker's partitions) | a re-registration: Kafka moves leaders then only after an unclean shutdown, judged by the KIP-966 rules; a controlled shutdown whose operation may go on past the batch (10,000 records or more from its registration change) |
+| every finalized feature level has the levels it depends on | features | `kraft.feature-dependencies` (batch end, the finalized levels) | the bootstrap (the operation that first sets metadata.version), snapshots, a batch inside an open metadata transaction |
 | no partition is leaderless while an ISR or ELR member could lead | brokers, log dirs | `election_overdue` condition (operation end) | inside a metadata transaction: judged at its end |
 | one Raft leader per epoch, epochs never go back | the batches | `kraft.election-safety` | epochs up to the first one the input shows count as announced |
 | while the ELR is on, min ISR is one cluster-wide value (the cluster level set, no broker level) | configs, features | `kip966.min-isr-one-value-with-elr` (each config record, and the record that turns the ELR on) | a bootstrap transaction writes the cluster value after its features: not judged inside one |

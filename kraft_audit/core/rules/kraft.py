@@ -128,26 +128,44 @@ def leader_bump_has_cause(c):
             f"although the record drops no replica{shrink}")
 
 
+# The controller writes an operation that is not atomic in batches of at most this many
+# records (QuorumController.appendRecords, maxRecordsPerBatch), each chunk in one Raft batch
+OPERATION_CHUNK_RECORDS = 10_000
+
+
 @rule("kraft.leader-leaves-unavailable-broker", on="batch_end", records=(
     "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
 def leader_leaves_unavailable_broker(c):
-    """A broker that this batch fenced or unregistered leads none of its partitions at the
-    batch's end: Kafka re-elects each of them in
-    the same batch with the broker unacceptable, leaderless when no one else can lead
-    (ReplicationControlManager.generateLeaderAndIsrUpdates). Visits the broker's partitions
-    only (the state's index by broker)."""
+    """A broker that this batch fenced, unregistered or put into controlled shutdown leads
+    none of its partitions at the batch's end: Kafka re-elects each of them in
+    the same operation with the broker unacceptable, leaderless when no one else can lead
+    (ReplicationControlManager.generateLeaderAndIsrUpdates, from handleBrokerFenced,
+    handleBrokerUnregistered and handleBrokerInControlledShutdown). Visits the broker's
+    partitions only (the state's index by broker)."""
     state = c.state
     batch = c.batch
     # a re-registration fences too, but moves leaders only after an unclean shutdown
     # (kip966.unclean-shutdown-removed judges that)
     gone = {b for b in batch.fenced if b not in batch.registered and not state.acceptable_leader(b)}
+    # Entering controlled shutdown, the registration change comes first and the leader moves
+    # after it, in the same operation: judged when the batch holds the whole chunk from it
+    shutting = {ch.broker_id for ch in batch.broker_changes
+                if ch.acceptable_before and not ch.closes_operation and ch.broker_id not in gone
+                and batch.last_offset - ch.offset + 1 < OPERATION_CHUNK_RECORDS
+                and _in_controlled_shutdown(state, ch.broker_id)}
     findings = []
-    for broker in sorted(gone):
+    for broker in sorted(gone | shutting):
+        why = "entered controlled shutdown" if broker in shutting else "made it unable to lead"
         for key in sorted(state.partitions_of(broker)):
             if state.partitions[key].leader == broker:
                 findings.append(Finding(f"broker {broker} still leads at the end of the batch that "
-                                        "made it unable to lead", key=key, broker_id=broker))
+                                        f"{why}", key=key, broker_id=broker))
     return findings or None
+
+
+def _in_controlled_shutdown(state, broker_id) -> bool:
+    broker = state.brokers.get(broker_id)
+    return broker is not None and broker.registered and not broker.fenced and broker.in_controlled_shutdown
 
 
 @rule("kraft.election-safety", on="batch_end", scope=SCOPE_CLUSTER, records=("LEADER_CHANGE",))

@@ -174,7 +174,7 @@ def test_enabling_elr_writes_the_cluster_min_isr_it_needs():
     m = cluster(mv=25, elr=0, min_isr=2)
     assert "min.insync.replicas" not in m.cluster_configs
     m.update_feature("eligible.leader.replicas.version", 1)
-    assert [r[0] for r in m.sink.batches[-1][2]] == ["FEATURE_LEVEL_RECORD", "CONFIG_RECORD"]
+    assert [r[0] for r in m.sink.batches[-1][2]] == ["CONFIG_RECORD", "FEATURE_LEVEL_RECORD"]
     assert m.elr_enabled and m.cluster_configs["min.insync.replicas"] == "2"
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 from kraft_audit.core.replay.partition import NO_LEADER, NO_LEADER_CHANGE
 from kraft_audit.core.rules.elections import (cleanly_electable, expected_elr, expected_last_known_elr,
                                          has_unclean_signature, is_elr_election)
-from kraft_audit.core.rules.registry import (SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
-                                        SETS_LEADER, Finding, rule)
+from kraft_audit.core.rules.registry import (BATCH_FENCES, BATCH_MIN_ISR_CONFIG, ELR_ENABLED,
+                                        EMPTIES_ISR, HAS_ELR, SCOPE_CLUSTER, SETS_ASSIGNMENT,
+                                        SETS_ELR, SETS_ISR, SETS_LEADER, Finding, rule)
 
 CHANGE = ("PARTITION_CHANGE_RECORD",)
 STATE_RECORDS = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
@@ -47,7 +48,7 @@ def elr_isr_disjoint(c):
     return None
 
 
-@rule("kip966.elr-only-below-min-isr", on="partition", records=CHANGE)
+@rule("kip966.elr-only-below-min-isr", on="partition", records=CHANGE, when=HAS_ELR)
 def elr_only_below_min_isr(c):
     after = c.after
     if c.elr_enabled and after.elr and len(after.isr) >= c.min_isr:
@@ -56,7 +57,7 @@ def elr_only_below_min_isr(c):
     return None
 
 
-@rule("kip966.elr-matches-kafka", on="partition_batch_end", records=CHANGE)
+@rule("kip966.elr-matches-kafka", on="partition_batch_end", records=CHANGE, when=ELR_ENABLED)
 def elr_matches_kafka(c):
     if not c.elr_enabled:
         return None
@@ -88,7 +89,7 @@ def elr_matches_kafka(c):
                    evidence={"expected_elr": sorted(expected)})
 
 
-@rule("kip966.last-known-elr-matches-kafka", on="partition", records=CHANGE)
+@rule("kip966.last-known-elr-matches-kafka", on="partition", records=CHANGE, when=ELR_ENABLED)
 def last_known_elr_matches_kafka(c):
     if not c.elr_enabled:
         return None
@@ -106,7 +107,8 @@ def last_known_elr_matches_kafka(c):
                    evidence={"expected_last_known_elr": [sorted(o) for o in options]})
 
 
-@rule("kip966.elr-cleared-on-min-isr-change", on="batch_end", records=("CONFIG_RECORD", "CLEAR_ELR_RECORD"))
+@rule("kip966.elr-cleared-on-min-isr-change", on="batch_end", records=("CONFIG_RECORD", "CLEAR_ELR_RECORD"),
+      when=BATCH_MIN_ISR_CONFIG)
 def elr_cleared_on_min_isr_change(c):
     """Kafka trunk follows every min.insync.replicas ConfigRecord with a ClearElrRecord."""
     if c.settings.elr_controller_config is not None:
@@ -122,7 +124,7 @@ def elr_cleared_on_min_isr_change(c):
     return findings
 
 
-@rule("kip966.no-elr-when-disabled", on="partition", records=CHANGE)
+@rule("kip966.no-elr-when-disabled", on="partition", records=CHANGE, when=HAS_ELR)
 def no_elr_when_disabled(c):
     if not c.elr_enabled and c.after.elr:
         return (f"ELR {list(c.after.elr)} present while ELR is disabled; a change record then "
@@ -130,7 +132,7 @@ def no_elr_when_disabled(c):
     return None
 
 
-@rule("kip966.empty-isr-requires-elr", on="partition_batch_end", records=CHANGE, when=SETS_ISR)
+@rule("kip966.empty-isr-requires-elr", on="partition_batch_end", records=CHANGE, when=EMPTIES_ISR)
 def empty_isr_requires_elr(c):
     """Kafka empties the ISR only with ELR on, and then the members that left go to the ELR
     (unless they shut down uncleanly, re-registering in the same batch)."""
@@ -238,7 +240,8 @@ def leader_in_isr(c):
 
 
 @rule("kip966.fenced-out-of-isr", on="batch_end", records=(
-    "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
+    "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"),
+      when=BATCH_FENCES)
 def fenced_out_of_isr(c):
     """A fenced (or unregistered) broker leaves every ISR in the batch that fences it; without
     ELR the last ISR member stays (the ISR is never emptied). Visits only the partitions

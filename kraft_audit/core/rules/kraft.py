@@ -10,7 +10,8 @@ from __future__ import annotations
 from kraft_audit.core.replay.partition import NO_LEADER_CHANGE
 from kraft_audit.core.replay.settings import MV_3_6_IV0, MV_4_0_IV0
 from kraft_audit.core.rules.elections import completes_reassignment
-from kraft_audit.core.rules.registry import (SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
+from kraft_audit.core.rules.registry import (BATCH_FENCES, BATCH_RAFT_PROBLEMS, IN_REASSIGNMENT,
+                                             SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
                                              SETS_LEADER, SETS_RECOVERY_STATE, Finding, rule)
 
 SNAPSHOT_SUFFIX = ".checkpoint"
@@ -129,7 +130,8 @@ def leader_bump_has_cause(c):
 
 
 @rule("kraft.leader-leaves-unavailable-broker", on="batch_end", records=(
-    "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
+    "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"),
+      when=BATCH_FENCES)
 def leader_leaves_unavailable_broker(c):
     """A broker that this batch fenced or unregistered leads none of its partitions at the
     batch's end: Kafka re-elects each of them in
@@ -150,7 +152,8 @@ def leader_leaves_unavailable_broker(c):
     return findings or None
 
 
-@rule("kraft.election-safety", on="batch_end", scope=SCOPE_CLUSTER, records=("LEADER_CHANGE",))
+@rule("kraft.election-safety", on="batch_end", scope=SCOPE_CLUSTER, records=("LEADER_CHANGE",),
+      when=BATCH_RAFT_PROBLEMS)
 def election_safety(c):
     """The event loop reads each batch's Raft epoch as the batch opens (event_loop._raft_batch);
     this reports what it found."""
@@ -171,7 +174,8 @@ def epochs_monotonic(c):
     return None
 
 
-@rule("kraft.reassignment-keeps-min-isr", on="partition", records=("PARTITION_CHANGE_RECORD",))
+@rule("kraft.reassignment-keeps-min-isr", on="partition", records=("PARTITION_CHANGE_RECORD",),
+      when=IN_REASSIGNMENT)
 def reassignment_keeps_min_isr(c):
     """Completing a reassignment drops the removing replicas from the ISR; that must not take
     the partition under min ISR. The record that completes it often also brings the last

@@ -46,8 +46,8 @@ class UncachedState(ClusterState):
 class EveryRuleLoop(EventLoop):
     """Every rule of the fields a change sets, whatever state it leaves; every batch-end rule."""
 
-    def _shaped(self, trigger: str, record_type: str, shape: int) -> list:
-        return super()._shaped(trigger, record_type, shape | ONLY_SAVE_CALLS)
+    def _shaped(self, record_type: str, shape: int) -> tuple[list, list]:
+        return super()._shaped(record_type, shape | ONLY_SAVE_CALLS)
 
     def _batch_end_rules(self, shape: int) -> list:
         return self._rules_batch_end

@@ -123,7 +123,7 @@ class EventLoop:
         self._rules_partition = {t: bound_rules(catalog, ON_PARTITION, t) for t in PARTITION_RECORDS}
         self._rules_partition_batch_end = {t: bound_rules(catalog, ON_PARTITION_BATCH_END, t)
                                            for t in PARTITION_RECORDS}
-        self._rules_by_shape: dict[tuple[str, str, int], list] = {}
+        self._rules_by_shape: dict[tuple[str, int], tuple[list, list]] = {}
         self._rules_batch_end = bound_rules(catalog, ON_BATCH_END)
         self._rules_batch_end_by_shape: dict[int, list] = {}
         self._rules_log_dirs = bound_rules(catalog, ON_LOG_DIRS)
@@ -228,14 +228,14 @@ class EventLoop:
 
     # ------------------------------------------------------------ dispatch
 
-    def _shaped(self, trigger: str, record_type: str, shape: int) -> list:
-        """The rules of a trigger that can fire on a PartitionChangeRecord of this shape."""
-        key = (trigger, record_type, shape)
+    def _shaped(self, record_type: str, shape: int) -> tuple[list, list]:
+        """The partition and partition-batch-end rules that can fire on a change of this shape."""
+        key = (record_type, shape)
         rules = self._rules_by_shape.get(key)
         if rules is None:
-            table = self._rules_partition if trigger == ON_PARTITION else self._rules_partition_batch_end
-            rules = [r for r in table[record_type] if not r[0].impl.when or r[0].impl.when & shape]
-            self._rules_by_shape[key] = rules
+            rules = self._rules_by_shape[key] = tuple(
+                [r for r in table[record_type] if not r[0].impl.when or r[0].impl.when & shape]
+                for table in (self._rules_partition, self._rules_partition_batch_end))
         return rules
 
     def _batch_end_rules(self, shape: int) -> list:
@@ -387,9 +387,10 @@ class EventLoop:
         c.event, c.before, c.after = event, before, after
         c.elr_enabled, c.min_isr = elr_enabled, judged_min_isr
         site = _new(Site, (event.offset, event.timestamp_ms, key, event, before, after, None))
-        self._run(self._shaped(ON_PARTITION, etype, shape), site)
+        rules, at_batch_end = self._shaped(etype, shape)
+        self._run(rules, site)
         if before is not None:
-            if self._batch is not None and self._shaped(ON_PARTITION_BATCH_END, etype, shape):
+            if at_batch_end and self._batch is not None:
                 self._batch.changes.append(_new(BatchChange, (site, elr_enabled, judged_min_isr, shape)))
             if before.leader != after.leader and before.leader >= 0:
                 self._leaders_moved.add(before.leader)
@@ -548,7 +549,7 @@ class EventLoop:
         c = self._check
         c.batch = batch
         for site, elr_enabled, min_isr, shape in batch.changes:
-            rules = self._shaped(ON_PARTITION_BATCH_END, site.event.type, shape)
+            rules = self._shaped(site.event.type, shape)[1]
             if rules:
                 c.event, c.before, c.after = site.event, site.before, site.after
                 c.elr_enabled, c.min_isr = elr_enabled, min_isr

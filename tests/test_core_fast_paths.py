@@ -170,3 +170,20 @@ def test_stored_state_round_trips_between_the_paths():
     after_restore, straight = outputs(restored, events[half:]), outputs(reference, events[half:])
     assert after_restore.pop("stored") and straight.pop("stored")
     assert after_restore == straight
+
+
+def test_a_registration_batch_sees_every_change_of_its_batch(kraft_log):
+    """The registration matcher notes where a re-registering broker left an ELR from every
+    change of its batch, those no batch-end rule judges too (ELR disabled here)."""
+    t = "TTTTTTTTTTTTTTTTTTTTTQ"
+    kraft_log.batch(*kraft_log.elr_features(False), *(kraft_log.register(b) for b in (1, 2, 3)),
+                    kraft_log.topic("t", t), kraft_log.partition(t, 0, [1, 2, 3]))
+    kraft_log.batch(("PARTITION_CHANGE_RECORD", {"topicId": t, "partitionId": 0, "isr": [1],
+                                                 "eligibleLeaderReplicas": [2]}))
+    kraft_log.batch(("PARTITION_CHANGE_RECORD", {"topicId": t, "partitionId": 0,
+                                                 "eligibleLeaderReplicas": []}),
+                    kraft_log.register(2, incarnation="inc-2-again", epoch=5))
+    fast = Auditor(EVERY_RULE)
+    assert outputs(fast, kraft_log.events) == outputs(reference_auditor(EVERY_RULE), kraft_log.events)
+    waiting = fast.registrations.pending_records[(2, "inc-2-again")]  # no request came
+    assert waiting.removed_from_elr == [((t, 0), kraft_log.events[-2].offset)]

@@ -387,10 +387,11 @@ class EventLoop:
         c.event, c.before, c.after = event, before, after
         c.elr_enabled, c.min_isr = elr_enabled, judged_min_isr
         site = _new(Site, (event.offset, event.timestamp_ms, key, event, before, after, None))
-        rules, at_batch_end = self._shaped(etype, shape)
-        self._run(rules, site)
+        self._run(self._shaped(etype, shape)[0], site)
         if before is not None:
-            if at_batch_end and self._batch is not None:
+            # kept even when no batch-end rule can fire on its shape: the registration
+            # matcher reads every change of a batch that registers a broker
+            if self._rules_partition_batch_end[etype] and self._batch is not None:
                 self._batch.changes.append(_new(BatchChange, (site, elr_enabled, judged_min_isr, shape)))
             if before.leader != after.leader and before.leader >= 0:
                 self._leaders_moved.add(before.leader)

@@ -48,8 +48,7 @@ class ShardedDict:
     and `unpack(packed) -> (key, value)` choose how an entry is pickled (plain tuples
     pickle smaller than objects that name their class)."""
 
-    __slots__ = ("_data", "_blobs", "_unloaded", "_members", "_dirty", "_written", "_part", "_pack",
-                 "_unpack")
+    __slots__ = ("_data", "_blobs", "_unloaded", "_members", "_dirty", "_part", "_pack", "_unpack")
 
     def __init__(self, blobs: dict[int, bytes] | None = None,
                  part: Callable[[Any], tuple] = partition_key,
@@ -59,9 +58,6 @@ class ShardedDict:
         self._unloaded: set[int] = set(self._blobs)
         self._members: dict[int, set] = {}  # shard -> its keys, for loaded shards
         self._dirty: set[int] = set()
-        # keys written since the last blobs(): their shards are found there, not on every write
-        # (a partition changes many times between two stored forms, or is never stored: check)
-        self._written: set = set()
         self._part = part
         self._pack = pack
         self._unpack = unpack
@@ -86,8 +82,6 @@ class ShardedDict:
 
     def blobs(self) -> dict[int, bytes]:
         """Every shard's bytes, pickling again only the shards written since the last call."""
-        self._dirty.update(self._shard(key) for key in self._written)
-        self._written.clear()
         for shard in self._dirty:
             keys = self._members.get(shard)
             if keys:
@@ -130,14 +124,14 @@ class ShardedDict:
 
     def __setitem__(self, key, value) -> None:
         data = self._data
+        shard = self._shard(key)
         if key not in data:
-            shard = self._shard(key)
             if shard in self._unloaded:
                 self._load(shard)
             if key not in data:
                 self._members.setdefault(shard, set()).add(key)
         data[key] = value
-        self._written.add(key)
+        self._dirty.add(shard)
 
     def pop(self, key, default=_MISSING):
         shard = self._shard(key)

@@ -77,7 +77,7 @@ class EventLoop:
         self.settings = settings
         self.emit_cluster_findings = emit_cluster_findings
         # a PartitionRow per change, for the callers that write them (the job's tables, the
-        # timeline); `check` reads none, and building them is a tenth of its core's work
+        # timeline); `check` reads none, and building them is a sixth of its core's work
         self.partition_rows = partition_rows
         self.state = state if state is not None else ClusterState(settings)
         self.watch = watch if watch is not None else Watch()  # conditions per partition, gauge counts

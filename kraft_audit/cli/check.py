@@ -61,7 +61,8 @@ def rule_catalog(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     catalog = rule_catalog(args)
-    auditor = Auditor(catalog, {"min_insync_replicas_default": min_isr_setting(args)})
+    auditor = Auditor(catalog, {"min_insync_replicas_default": min_isr_setting(args)},
+                      partition_rows=False)  # the report reads no partition row
     side = list(side_inputs(args, lambda: args.cluster_id or _log_cluster_id(args.path)))
     tally = Tally(args.path)
     first: list = []  # the first record placed in the log: where the input starts

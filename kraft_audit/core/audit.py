@@ -37,8 +37,11 @@ __all__ = ["AuditOutput", "Auditor"]
 
 class Auditor:
     def __init__(self, catalog: Catalog, settings: CoreSettings | Mapping[str, Any] | None = None,
-                 emit_cluster_findings: bool = True):
-        self._loop = EventLoop(catalog, CoreSettings.of(settings), emit_cluster_findings)
+                 emit_cluster_findings: bool = True, partition_rows: bool = True):
+        """`partition_rows=False`: `process` leaves `AuditOutput.partitions` empty (for callers
+        that read the findings, conditions and gauges only, like `check`)."""
+        self._loop = EventLoop(catalog, CoreSettings.of(settings), emit_cluster_findings,
+                               partition_rows=partition_rows)
 
     # ------------------------------------------------------------ public API
 

@@ -52,6 +52,7 @@ from kraft_audit.core.rules.registry import (
     ON_SNAPSHOT,
     PARTITION_RECORDS,
     SETS_LEADER,
+    batch_shape,
     change_shape,
 )
 from kraft_audit.core.watch import Watch
@@ -72,9 +73,13 @@ _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 class EventLoop:
     def __init__(self, catalog: Catalog, settings: CoreSettings, emit_cluster_findings: bool,
-                 state: ClusterState | None = None, watch: Watch | None = None):
+                 state: ClusterState | None = None, watch: Watch | None = None,
+                 partition_rows: bool = True):
         self.settings = settings
         self.emit_cluster_findings = emit_cluster_findings
+        # a PartitionRow per change, for the callers that write them (the job's tables, the
+        # timeline); `check` reads none, and building them is a sixth of its core's work
+        self.partition_rows = partition_rows
         self.state = state if state is not None else ClusterState(settings)
         self.watch = watch if watch is not None else Watch()  # conditions per partition, gauge counts
         self.cluster_id = ""
@@ -120,8 +125,9 @@ class EventLoop:
         self._rules_partition = {t: bound_rules(catalog, ON_PARTITION, t) for t in PARTITION_RECORDS}
         self._rules_partition_batch_end = {t: bound_rules(catalog, ON_PARTITION_BATCH_END, t)
                                            for t in PARTITION_RECORDS}
-        self._rules_by_shape: dict[tuple[str, str, int], list] = {}
+        self._rules_by_shape: dict[tuple[str, int], tuple[list, list]] = {}
         self._rules_batch_end = bound_rules(catalog, ON_BATCH_END)
+        self._rules_batch_end_by_shape: dict[int, list] = {}
         self._rules_log_dirs = bound_rules(catalog, ON_LOG_DIRS)
         self._rules_record: dict[str, list] = {}  # record type -> its ON_RECORD rules
 
@@ -228,14 +234,22 @@ class EventLoop:
 
     # ------------------------------------------------------------ dispatch
 
-    def _shaped(self, trigger: str, record_type: str, shape: int) -> list:
-        """The rules of a trigger that can fire on a PartitionChangeRecord of this shape."""
-        key = (trigger, record_type, shape)
+    def _shaped(self, record_type: str, shape: int) -> tuple[list, list]:
+        """The partition and partition-batch-end rules that can fire on a change of this shape."""
+        key = (record_type, shape)
         rules = self._rules_by_shape.get(key)
         if rules is None:
-            table = self._rules_partition if trigger == ON_PARTITION else self._rules_partition_batch_end
-            rules = [r for r in table[record_type] if not r[0].impl.when or r[0].impl.when & shape]
-            self._rules_by_shape[key] = rules
+            rules = self._rules_by_shape[key] = tuple(
+                [r for r in table[record_type] if not r[0].impl.when or r[0].impl.when & shape]
+                for table in (self._rules_partition, self._rules_partition_batch_end))
+        return rules
+
+    def _batch_end_rules(self, shape: int) -> list:
+        """The batch-end rules that can fire on a batch of this shape (batch_shape)."""
+        rules = self._rules_batch_end_by_shape.get(shape)
+        if rules is None:
+            rules = [r for r in self._rules_batch_end if not r[0].impl.when or r[0].impl.when & shape]
+            self._rules_batch_end_by_shape[shape] = rules
         return rules
 
     def _handle(self, event: MetadataEvent) -> None:
@@ -377,7 +391,8 @@ class EventLoop:
         self.watch.partition_moved(before, after)
         if after is None:  # topic deleted
             self._conditions(event, key, 0)
-            self._out.partitions.append(self._partition_row(after=before, event=event, deleted=True))
+            if self.partition_rows:
+                self._out.partitions.append(self._partition_row(after=before, event=event, deleted=True))
             return
         state = self.state
         min_isr = state.effective_min_isr(after)  # conditions and rows: the state after
@@ -387,12 +402,13 @@ class EventLoop:
             if before is None:  # first seen: its topic's partition ids changed
                 self.topology_blob = None
             self._conditions(event, key, condition_mask(after, min_isr, state))
-            self._out.partitions.append(self._partition_row(after, event, min_isr=min_isr))
+            if self.partition_rows:
+                self._out.partitions.append(self._partition_row(after, event, min_isr=min_isr))
             return
         min_isr_before = state.effective_min_isr_before(before, after)
         etype = event.type
         if etype == "PARTITION_CHANGE_RECORD":
-            shape = change_shape(before, after, event.data)
+            shape = change_shape(before, after, event.data, elr_enabled)
             judged_min_isr = min_isr_before  # Kafka's builder computes it before the change
         else:  # PartitionRecord, ClearElr: no builder ran; judged by the state they set
             shape, judged_min_isr = ALL_SHAPES, min_isr
@@ -400,8 +416,10 @@ class EventLoop:
         c.event, c.before, c.after = event, before, after
         c.elr_enabled, c.min_isr = elr_enabled, judged_min_isr
         site = _new(Site, (event.offset, event.timestamp_ms, key, event, before, after, None))
-        self._run(self._shaped(ON_PARTITION, etype, shape), site)
+        self._run(self._shaped(etype, shape)[0], site)
         if before is not None:
+            # kept even when no batch-end rule can fire on its shape: the registration
+            # matcher reads every change of a batch that registers a broker
             if self._rules_partition_batch_end[etype] and self._batch is not None:
                 self._batch.changes.append(_new(BatchChange, (site, elr_enabled, judged_min_isr, shape)))
             if before.leader != after.leader and before.leader >= 0:
@@ -411,7 +429,8 @@ class EventLoop:
             if min_isr_before != min_isr:  # partition 0's replica count moved the topic's
                 self._recheck_conditions(event, [key[0]])
         self._conditions(event, key, condition_mask(after, min_isr, state))
-        self._out.partitions.append(self._partition_row(after, event, min_isr=min_isr))
+        if self.partition_rows:
+            self._out.partitions.append(self._partition_row(after, event, min_isr=min_isr))
 
     def _count_transitions(self, event, before: Partition, after: Partition) -> None:
         # one definition of an unclean election for every view (rules/elections.py)
@@ -563,7 +582,7 @@ class EventLoop:
         c = self._check
         c.batch = batch
         for site, elr_enabled, min_isr, shape in batch.changes:
-            rules = self._shaped(ON_PARTITION_BATCH_END, site.event.type, shape)
+            rules = self._shaped(site.event.type, shape)[1]
             if rules:
                 c.event, c.before, c.after = site.event, site.before, site.after
                 c.elr_enabled, c.min_isr = elr_enabled, min_isr
@@ -571,8 +590,10 @@ class EventLoop:
         if batch.registered:
             self.registrations.settle(batch)
         c.event, c.before, c.after = event, None, None
-        end = _new(Site, (event.batch_last_offset, batch.timestamp_ms, None, event, None, None, None))
-        self._run(self._rules_batch_end, end)
+        rules = self._batch_end_rules(batch_shape(batch))
+        if rules:
+            self._run(rules, _new(Site, (event.batch_last_offset, batch.timestamp_ms, None, event, None,
+                                         None, None)))
         self.findings.closing = None
         if not self.state.transaction_open:
             self._judge_overdue_elections(event.batch_last_offset, batch.timestamp_ms)

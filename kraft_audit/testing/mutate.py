@@ -923,7 +923,7 @@ def catalog_without(disabled: tuple[str, ...] = ()):
 def audit_log(log_dir: Path, catalog=None) -> list:
     """Every finding `kraft-audit check` gives on a log dir: the core's, and each snapshot's
     comparison with the log."""
-    auditor = Auditor(catalog if catalog is not None else load_catalog())
+    auditor = Auditor(catalog if catalog is not None else load_catalog(), partition_rows=False)
     cluster_id = read_meta_properties(log_dir).get("cluster.id", "")
     out = auditor.process(read_log_dir(log_dir, cluster_id))
     violations = list(out.violations)

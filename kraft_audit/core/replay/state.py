@@ -119,6 +119,9 @@ class ClusterState:
         self.features: dict[str, int] = {}
         self.elr_enabled = False
         self._min_isr_cache: dict[str, int] = {}  # topic id -> effective min ISR
+        # topic id -> min_isr_source (every partition row names it); cleared when a topic,
+        # a min.insync.replicas config or the settings change
+        self._min_isr_sources: dict[str, str] = {}
         self.next_producer_id: int | None = None  # the newest ProducerIdsRecord's
         # broker id -> the partitions it is a replica of (or, for a partition whose replicas
         # a partial log has not shown, whose ISR, ELR or leader names it), so a broker event
@@ -186,6 +189,7 @@ class ClusterState:
         self.settings = settings
         self.elr_enabled = self._elr_enabled()
         self._min_isr_cache.clear()
+        self._min_isr_sources.clear()
 
     # ------------------------------------------------------------------ queries
 
@@ -232,6 +236,12 @@ class ClusterState:
     def min_isr_source(self, topic_id: str) -> str:
         """Where a topic's min.insync.replicas comes from: "topic" (its ConfigRecord), else
         the cluster's source (cluster_min_isr)."""
+        source = self._min_isr_sources.get(topic_id)
+        if source is None:
+            source = self._min_isr_sources[topic_id] = self._min_isr_source(topic_id)
+        return source
+
+    def _min_isr_source(self, topic_id: str) -> str:
         topic = self.topics.get(topic_id)
         if topic and self.configs.get((TOPIC_RESOURCE, topic), {}).get(MIN_ISR) is not None:
             return "topic"
@@ -374,6 +384,7 @@ class ClusterState:
     def _topic(self, event: MetadataEvent) -> Change:
         data = event.data
         _check_types(data, name=str, topicId=str)
+        self._min_isr_sources.clear()
         self.topics[data["topicId"]] = data["name"]
         self.topic_ids[data["name"]] = data["topicId"]
         return NO_CHANGE
@@ -388,6 +399,7 @@ class ClusterState:
         self.topic_ids.pop(name, None)
         self.deleted_topics[topic_id] = name
         self._min_isr_cache.pop(topic_id, None)
+        self._min_isr_sources.clear()
         removed = tuple((self.partitions.pop((topic_id, p)), None)
                         for p in self.topic_partitions.pop(topic_id, ()))
         if self._by_broker is not None:
@@ -408,6 +420,7 @@ class ClusterState:
             values[data["name"]] = data["value"]
         if data["name"] == MIN_ISR:
             self._min_isr_cache.clear()
+            self._min_isr_sources.clear()
         return NO_CHANGE
 
     def _feature(self, event: MetadataEvent) -> Change:

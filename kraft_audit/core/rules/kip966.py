@@ -15,8 +15,9 @@ from kraft_audit.core.replay.state import BROKER_RESOURCE, MIN_ISR
 from kraft_audit.core.rules.elections import (cleanly_electable, expected_elr, expected_last_known_elr,
                                          has_unclean_signature, is_elr_election)
 from kraft_audit.core.rules.kraft import SNAPSHOT_SUFFIX
-from kraft_audit.core.rules.registry import (SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
-                                        SETS_LEADER, Finding, rule)
+from kraft_audit.core.rules.registry import (BATCH_BROKERS, BATCH_MIN_ISR_CONFIG, ELR_ENABLED,
+                                        EMPTIES_ISR, HAS_ELR, SCOPE_CLUSTER, SETS_ASSIGNMENT,
+                                        SETS_ELR, SETS_ISR, SETS_LEADER, Finding, rule)
 
 CHANGE = ("PARTITION_CHANGE_RECORD",)
 STATE_RECORDS = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
@@ -50,7 +51,7 @@ def elr_isr_disjoint(c):
     return None
 
 
-@rule("kip966.elr-only-below-min-isr", on="partition", records=CHANGE)
+@rule("kip966.elr-only-below-min-isr", on="partition", records=CHANGE, when=HAS_ELR)
 def elr_only_below_min_isr(c):
     after = c.after
     if c.elr_enabled and after.elr and len(after.isr) >= c.min_isr:
@@ -59,7 +60,7 @@ def elr_only_below_min_isr(c):
     return None
 
 
-@rule("kip966.elr-matches-kafka", on="partition_batch_end", records=CHANGE)
+@rule("kip966.elr-matches-kafka", on="partition_batch_end", records=CHANGE, when=ELR_ENABLED)
 def elr_matches_kafka(c):
     if not c.elr_enabled:
         return None
@@ -91,7 +92,7 @@ def elr_matches_kafka(c):
                    evidence={"expected_elr": sorted(expected)})
 
 
-@rule("kip966.last-known-elr-matches-kafka", on="partition", records=CHANGE)
+@rule("kip966.last-known-elr-matches-kafka", on="partition", records=CHANGE, when=ELR_ENABLED)
 def last_known_elr_matches_kafka(c):
     if not c.elr_enabled:
         return None
@@ -109,7 +110,8 @@ def last_known_elr_matches_kafka(c):
                    evidence={"expected_last_known_elr": [sorted(o) for o in options]})
 
 
-@rule("kip966.elr-cleared-on-min-isr-change", on="batch_end", records=("CONFIG_RECORD", "CLEAR_ELR_RECORD"))
+@rule("kip966.elr-cleared-on-min-isr-change", on="batch_end", records=("CONFIG_RECORD", "CLEAR_ELR_RECORD"),
+      when=BATCH_MIN_ISR_CONFIG)
 def elr_cleared_on_min_isr_change(c):
     """The controller follows every min.insync.replicas ConfigRecord with a ClearElrRecord."""
     if c.settings.elr_controller_config is not None:
@@ -125,50 +127,8 @@ def elr_cleared_on_min_isr_change(c):
     return findings
 
 
-@rule("kip966.min-isr-one-value-with-elr", on="record", scope=SCOPE_CLUSTER,
-      records=("CONFIG_RECORD", "FEATURE_LEVEL_RECORD"))
-def min_isr_one_value_with_elr(c):
-    """While the ELR is on, min ISR is one cluster-wide value: the cluster-level
-    min.insync.replicas is set and no broker has its own. Judged before each record: a config
-    record must not set a broker's value or remove the cluster's, and the record that turns
-    the ELR on must find the image already so (the controller writes the configs that make
-    it so first, in the same atomic batch). Inside a metadata transaction (a bootstrap
-    writes the cluster value after the features) and in snapshots the order differs: not
-    judged there."""
-    event, state = c.event, c.state
-    if (c.settings.elr_controller_config is not None or state.transaction_open
-            or SNAPSHOT_SUFFIX in event.source):
-        return None
-    data = event.data
-    if event.type == "CONFIG_RECORD":
-        if (not state.elr_enabled or data.get("name") != MIN_ISR
-                or data.get("resourceType") != BROKER_RESOURCE):
-            return None
-        broker = data.get("resourceName") or ""
-        if broker:
-            done = "set" if data.get("value") is not None else "removed"
-            return (f"min.insync.replicas {done} for broker {broker} while the ELR is on: the "
-                    "controller refuses a broker-level value then")
-        if data.get("value") is None:
-            return ("the cluster-level min.insync.replicas removed while the ELR is on: the "
-                    "controller refuses that")
-        return None
-    if (data.get("name") != ELR_FEATURE or state.elr_enabled or state.history_from is not None
-            or type(data.get("featureLevel")) is not int or data["featureLevel"] < 1):
-        return None
-    problems = []
-    if state.configs.get((BROKER_RESOURCE, ""), {}).get(MIN_ISR) is None:
-        problems.append("no cluster-level min.insync.replicas is set")
-    brokers = sorted(name for (kind, name), values in state.configs.items()
-                     if kind == BROKER_RESOURCE and name and MIN_ISR in values)
-    if brokers:
-        problems.append(f"broker(s) {', '.join(brokers)} still have their own min.insync.replicas")
-    if problems:
-        return f"the ELR turned on while {' and '.join(problems)}"
-    return None
-
-
-@rule("kip966.no-elr-when-disabled", on="partition", records=CHANGE)
+from kraft_audit.core.rules.kraft import SNAPSHOT_SUFFIX
+@rule("kip966.no-elr-when-disabled", on="partition", records=CHANGE, when=HAS_ELR)
 def no_elr_when_disabled(c):
     if not c.elr_enabled and c.after.elr:
         return (f"ELR {list(c.after.elr)} present while ELR is disabled; a change record then "
@@ -176,7 +136,7 @@ def no_elr_when_disabled(c):
     return None
 
 
-@rule("kip966.empty-isr-requires-elr", on="partition_batch_end", records=CHANGE, when=SETS_ISR)
+@rule("kip966.empty-isr-requires-elr", on="partition_batch_end", records=CHANGE, when=EMPTIES_ISR)
 def empty_isr_requires_elr(c):
     """Kafka empties the ISR only with ELR on, and then the members that left go to the ELR
     (unless they shut down uncleanly, re-registering in the same batch)."""
@@ -284,7 +244,8 @@ def leader_in_isr(c):
 
 
 @rule("kip966.fenced-out-of-isr", on="batch_end", records=(
-    "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
+    "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"),
+      when=BATCH_BROKERS)
 def fenced_out_of_isr(c):
     """A fenced (or unregistered) broker leaves every ISR in the batch that fences it; without
     ELR the last ISR member stays (the ISR is never emptied). Visits only the partitions

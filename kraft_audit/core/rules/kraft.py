@@ -10,7 +10,8 @@ from __future__ import annotations
 from kraft_audit.core.replay.partition import NO_LEADER_CHANGE
 from kraft_audit.core.replay.settings import MV_3_6_IV0, MV_4_0_IV0
 from kraft_audit.core.rules.elections import completes_reassignment
-from kraft_audit.core.rules.registry import (SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
+from kraft_audit.core.rules.registry import (BATCH_BROKERS, BATCH_RAFT_PROBLEMS, IN_REASSIGNMENT,
+                                             SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
                                              SETS_LEADER, SETS_RECOVERY_STATE, Finding, rule)
 
 SNAPSHOT_SUFFIX = ".checkpoint"
@@ -134,7 +135,8 @@ OPERATION_CHUNK_RECORDS = 10_000
 
 
 @rule("kraft.leader-leaves-unavailable-broker", on="batch_end", records=(
-    "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
+    "FENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"),
+      when=BATCH_BROKERS)
 def leader_leaves_unavailable_broker(c):
     """A broker that this batch fenced, unregistered or put into controlled shutdown leads
     none of its partitions at the batch's end: Kafka re-elects each of them in
@@ -168,7 +170,8 @@ def _in_controlled_shutdown(state, broker_id) -> bool:
     return broker is not None and broker.registered and not broker.fenced and broker.in_controlled_shutdown
 
 
-@rule("kraft.election-safety", on="batch_end", scope=SCOPE_CLUSTER, records=("LEADER_CHANGE",))
+@rule("kraft.election-safety", on="batch_end", scope=SCOPE_CLUSTER, records=("LEADER_CHANGE",),
+      when=BATCH_RAFT_PROBLEMS)
 def election_safety(c):
     """The event loop reads each batch's Raft epoch as the batch opens (event_loop._raft_batch);
     this reports what it found, about the batch and not its last record (which the Spark
@@ -193,7 +196,8 @@ def epochs_monotonic(c):
     return None
 
 
-@rule("kraft.reassignment-keeps-min-isr", on="partition", records=("PARTITION_CHANGE_RECORD",))
+@rule("kraft.reassignment-keeps-min-isr", on="partition", records=("PARTITION_CHANGE_RECORD",),
+      when=IN_REASSIGNMENT)
 def reassignment_keeps_min_isr(c):
     """Completing a reassignment drops the removing replicas from the ISR; that must not take
     the partition under min ISR. The record that completes it often also brings the last

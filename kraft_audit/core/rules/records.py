@@ -31,9 +31,8 @@ def partition_ids_in_range(c):
         problems.append(f"partition id {after.partition} is negative")
     for name, label in BROKER_LISTS:
         ids = getattr(after, name)
-        bad = [b for b in ids if b < 0]
-        if bad:
-            problems.append(f"{label} {list(ids)} hold negative broker ids {bad}")
+        if ids and min(ids) < 0:  # min() first: this runs on most changes of a busy log
+            problems.append(f"{label} {list(ids)} hold negative broker ids {[b for b in ids if b < 0]}")
     for name in ("replicas", "isr"):
         ids = getattr(after, name)
         if len(set(ids)) != len(ids):

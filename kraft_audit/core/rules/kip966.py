@@ -127,7 +127,49 @@ def elr_cleared_on_min_isr_change(c):
     return findings
 
 
-from kraft_audit.core.rules.kraft import SNAPSHOT_SUFFIX
+@rule("kip966.min-isr-one-value-with-elr", on="record", scope=SCOPE_CLUSTER,
+      records=("CONFIG_RECORD", "FEATURE_LEVEL_RECORD"))
+def min_isr_one_value_with_elr(c):
+    """While the ELR is on, min ISR is one cluster-wide value: the cluster-level
+    min.insync.replicas is set and no broker has its own. Judged before each record: a config
+    record must not set a broker's value or remove the cluster's, and the record that turns
+    the ELR on must find the image already so (the controller writes the configs that make
+    it so first, in the same atomic batch). Inside a metadata transaction (a bootstrap
+    writes the cluster value after the features) and in snapshots the order differs: not
+    judged there."""
+    event, state = c.event, c.state
+    if (c.settings.elr_controller_config is not None or state.transaction_open
+            or SNAPSHOT_SUFFIX in event.source):
+        return None
+    data = event.data
+    if event.type == "CONFIG_RECORD":
+        if (not state.elr_enabled or data.get("name") != MIN_ISR
+                or data.get("resourceType") != BROKER_RESOURCE):
+            return None
+        broker = data.get("resourceName") or ""
+        if broker:
+            done = "set" if data.get("value") is not None else "removed"
+            return (f"min.insync.replicas {done} for broker {broker} while the ELR is on: the "
+                    "controller refuses a broker-level value then")
+        if data.get("value") is None:
+            return ("the cluster-level min.insync.replicas removed while the ELR is on: the "
+                    "controller refuses that")
+        return None
+    if (data.get("name") != ELR_FEATURE or state.elr_enabled or state.history_from is not None
+            or type(data.get("featureLevel")) is not int or data["featureLevel"] < 1):
+        return None
+    problems = []
+    if state.configs.get((BROKER_RESOURCE, ""), {}).get(MIN_ISR) is None:
+        problems.append("no cluster-level min.insync.replicas is set")
+    brokers = sorted(name for (kind, name), values in state.configs.items()
+                     if kind == BROKER_RESOURCE and name and MIN_ISR in values)
+    if brokers:
+        problems.append(f"broker(s) {', '.join(brokers)} still have their own min.insync.replicas")
+    if problems:
+        return f"the ELR turned on while {' and '.join(problems)}"
+    return None
+
+
 @rule("kip966.no-elr-when-disabled", on="partition", records=CHANGE, when=HAS_ELR)
 def no_elr_when_disabled(c):
     if not c.elr_enabled and c.after.elr:

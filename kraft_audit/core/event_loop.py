@@ -240,7 +240,7 @@ class EventLoop:
         rules = self._rules_by_shape.get(key)
         if rules is None:
             rules = self._rules_by_shape[key] = tuple(
-                [r for r in table[record_type] if not r[0].impl.when or r[0].impl.when & shape]
+                _can_fire(table[record_type], shape)
                 for table in (self._rules_partition, self._rules_partition_batch_end))
         return rules
 
@@ -248,8 +248,7 @@ class EventLoop:
         """The batch-end rules that can fire on a batch of this shape (batch_shape)."""
         rules = self._rules_batch_end_by_shape.get(shape)
         if rules is None:
-            rules = [r for r in self._rules_batch_end if not r[0].impl.when or r[0].impl.when & shape]
-            self._rules_batch_end_by_shape[shape] = rules
+            rules = self._rules_batch_end_by_shape[shape] = _can_fire(self._rules_batch_end, shape)
         return rules
 
     def _handle(self, event: MetadataEvent) -> None:
@@ -685,6 +684,11 @@ def _broker_of(event: MetadataEvent) -> int | None:
     data = event.data
     broker_id = data.get("brokerId")
     return data.get("id") if broker_id is None else broker_id
+
+
+def _can_fire(rules: list, shape: int) -> list:
+    """The bound rules whose `when` (none, or at least one of its bits) the shape meets."""
+    return [r for r in rules if not r[0].impl.when or r[0].impl.when & shape]
 
 
 def _partition_key(event: MetadataEvent) -> tuple | None:

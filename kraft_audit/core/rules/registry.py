@@ -126,7 +126,7 @@ def change_shape(before, after, data: dict, elr_enabled: bool) -> int:
 
 def batch_shape(batch) -> int:
     """The BATCH_* bits of an atomic batch (a BatchInfo) at its end."""
-    shape = BATCH_BROKERS if batch.broker_changes or batch.fenced else 0
+    shape = BATCH_BROKERS if batch.broker_changes else 0  # a fence is a broker change too
     if batch.elr_before_min_isr_change:
         shape |= BATCH_MIN_ISR_CONFIG
     if batch.raft_problems:

@@ -182,12 +182,17 @@ def to_row(item: MetadataEvent | Quarantined) -> dict[str, Any]:
     return quarantine_row(item) if isinstance(item, Quarantined) else event_row(item)
 
 
-def noop_offsets_row(cluster_id: str, source: str, offsets: list[int]) -> dict[str, Any]:
+def _shell_row(cluster_id: str, source: str, kind: str, type_: str, raw: bytes) -> dict[str, Any]:
+    """A row only the shell reads (no record, no log offset), its content packed in `raw`."""
     return {"cluster_id": cluster_id, "source": source, "position": -1, "offset": NO_OFFSET,
             "batch_base_offset": NO_OFFSET, "batch_last_offset": NO_OFFSET, "timestamp_ms": 0,
-            "kind": KIND_NOOPS, "type": NOOP_OFFSETS, "version": 0, "api_key": -1, "topic_id": None,
-            "partition_id": None, "broker_id": None, "data_json": None,
-            "raw": np.asarray(offsets, dtype="<i8").tobytes()}
+            "kind": kind, "type": type_, "version": 0, "api_key": -1, "topic_id": None,
+            "partition_id": None, "broker_id": None, "data_json": None, "raw": raw}
+
+
+def noop_offsets_row(cluster_id: str, source: str, offsets: list[int]) -> dict[str, Any]:
+    return _shell_row(cluster_id, source, KIND_NOOPS, NOOP_OFFSETS,
+                      np.asarray(offsets, dtype="<i8").tobytes())
 
 
 def noop_offsets(raw: bytes) -> np.ndarray:
@@ -201,10 +206,7 @@ def batch_epochs_row(cluster_id: str, source: str, columns: tuple) -> dict[str, 
     entries = np.empty(len(columns[0]), dtype=EPOCH_ENTRY)
     for name, values in zip(EPOCH_ENTRY.names, columns):  # field by field: no tuple per batch
         entries[name] = values
-    return {"cluster_id": cluster_id, "source": source, "position": -1, "offset": NO_OFFSET,
-            "batch_base_offset": NO_OFFSET, "batch_last_offset": NO_OFFSET, "timestamp_ms": 0,
-            "kind": KIND_EPOCHS, "type": BATCH_EPOCHS, "version": 0, "api_key": -1, "topic_id": None,
-            "partition_id": None, "broker_id": None, "data_json": None, "raw": entries.tobytes()}
+    return _shell_row(cluster_id, source, KIND_EPOCHS, BATCH_EPOCHS, entries.tobytes())
 
 
 def batch_epochs(raw: bytes) -> np.ndarray:

@@ -250,16 +250,16 @@ def read_segment(
             if item.at_tail:
                 if reached_eof:
                     result.waiting = True
-                    result.torn_tail = problem_to_quarantined(item, cluster_id, path.name)
+                    result.torn_tail = problem_to_quarantined(item, cluster_id, name)
                 break  # otherwise a batch cut by max_bytes: the next read gets it whole
-            problem = problem_to_quarantined(item, cluster_id, path.name)
+            problem = problem_to_quarantined(item, cluster_id, name)
             (result.quarantined.append if rows is None else rows.add)(problem)
             result.next_position = item.position + item.size
             continue
         if rows is not None:
             rows.add_batch(item, cluster_id, name, min_offset)
         else:
-            for event in batch_events(item, cluster_id, path.name, keep_values):
+            for event in batch_events(item, cluster_id, name, keep_values):
                 (result.events if isinstance(event, MetadataEvent) else result.quarantined).append(
                     event
                 )

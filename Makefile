@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install podman image test-image prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs test-mutations fixtures-story delta-spark demo demo-kafka test test-fast bench bench-scale clean
+.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs test-mutations fixtures-story delta-spark demo demo-kafka test test-fast bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -138,6 +138,11 @@ demo-kafka: install kafka spark-kafka
 
 test: install prometheus kafka delta-spark spark-kafka k8s-schemas
 	$(BIN)/python -m pytest -q --durations=15
+
+# Further variants of slow tests `make test` runs one of (a signal to the process as well as to
+# its group), kept out of it for its 25-minute budget; CI runs them (about 1.5 minutes).
+test-variants: install
+	$(BIN)/python -m pytest -q -m variants
 
 # The contributors' loop: the tests that need no Spark, Kafka, Prometheus or Maven (pip and the
 # Spark operator's CRD), about 30 s.

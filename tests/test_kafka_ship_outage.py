@@ -61,6 +61,11 @@ def partition_info(client, partition: int):
     return (meta.leader, list(meta.isrs)) if meta is not None else (-1, [])
 
 
+def _known_leader(client, partition: int) -> int | None:
+    leader, _ = partition_info(client, partition)
+    return leader if leader in (1, 2, 3) else None
+
+
 def log_end(cluster: KafkaCluster) -> int:
     """Offset after the last whole batch of the controller's log."""
     from kraft_audit.ship.tail import LogTail
@@ -118,13 +123,14 @@ def test_the_shipper_rides_out_leader_kills_and_its_duplicates_are_counted(spark
                      {"min.insync.replicas": "1", "max.message.bytes": str(9 << 20)})
         key = cluster.cluster_id.encode()
         partition = key_partition(key, PARTITIONS)
-        wait_until("a leader for the shipper's partition",
-                   lambda: partition_info(client, partition)[0] in (1, 2, 3), 30)
+        # the leader the wait saw: a second metadata request may reach a broker that does
+        # not know the new topic yet and answer -1
+        first_leader = wait_until("a leader for the shipper's partition",
+                                  lambda: _known_leader(client, partition), 30)
         shipper = ShipProcess(cluster, tmp_path / "ship-logs", kafka_timeout=KAFKA_TIMEOUT_S)
         all_brokers = ",".join(f"127.0.0.1:{b.port}" for b in cluster.brokers)
         try:
             # 1. the leader dies just before the shipper starts
-            first_leader, _ = partition_info(client, partition)
             cluster.broker(first_leader).kill()
             shipper.start(bootstrap=all_brokers)
             wait_until("the shipper to resume past the dead leader",
@@ -135,7 +141,8 @@ def test_the_shipper_rides_out_leader_kills_and_its_duplicates_are_counted(spark
             wait_until("the log shipped", lambda: caught_up(shipper, target), 90)
 
             # 2. the next leader dies while it ships
-            second_leader, _ = partition_info(client, partition)
+            second_leader = wait_until("a leader other than the dead one",
+                                       lambda: _known_leader(client, partition), 30)
             assert second_leader != first_leader
             cluster.broker(second_leader).kill()
             mark = cluster.broker(first_leader).launch()  # back (registers once its session expired)
@@ -150,7 +157,8 @@ def test_the_shipper_rides_out_leader_kills_and_its_duplicates_are_counted(spark
                        lambda: len(partition_info(client, partition)[1]) == 3, 90)
 
             # 3. duplicates: writes held above the high watermark while the shipper dies
-            leader, isr = partition_info(client, partition)
+            leader = wait_until("the partition's leader", lambda: _known_leader(client, partition), 30)
+            isr = partition_info(client, partition)[1]
             follower = cluster.broker(next(b for b in isr if b != leader))
             third = cluster.broker(next(b for b in (1, 2, 3) if b not in (leader, follower.node_id)))
             follower.pause()

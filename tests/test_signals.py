@@ -169,9 +169,10 @@ def stop_with(process: subprocess.Popen, sig: int | None, seen: dict[int, str],
     return process.returncode, out, err
 
 
-@pytest.mark.parametrize("sig, group", [(signal.SIGTERM, False), (signal.SIGINT, True),
-                                        (signal.SIGTERM, True)],
-                         ids=["SIGTERM", "SIGINT-to-its-group", "SIGTERM-to-its-group"])
+@pytest.mark.parametrize("sig, group", [
+    (signal.SIGTERM, False), (signal.SIGINT, True),
+    pytest.param(signal.SIGTERM, True, marks=pytest.mark.variants)],
+    ids=["SIGTERM", "SIGINT-to-its-group", "SIGTERM-to-its-group"])
 def test_run_stops_at_a_batch_boundary_on_a_signal(tmp_path, log, sig, group):
     """To the process (kill PID, Kubernetes, docker stop) or to its whole process group
     (a terminal's Ctrl-C, `kill %1`, `kill -TERM -PGID`): the JVM runs in a session of
@@ -214,8 +215,9 @@ def pyspark_submit() -> Path:
     return Path(pyspark.__file__).parent / "bin" / "spark-submit"
 
 
-@pytest.mark.parametrize("sig, group", [(signal.SIGTERM, False), (signal.SIGINT, True)],
-                         ids=["SIGTERM", "SIGINT-to-its-group"])
+@pytest.mark.parametrize("sig, group", [
+    pytest.param(signal.SIGTERM, False, marks=pytest.mark.variants), (signal.SIGINT, True)],
+    ids=["SIGTERM", "SIGINT-to-its-group"])
 def test_spark_submit_script_stops_the_driver_and_its_jvm_on_a_signal(tmp_path, log, sig, group):
     """deploy/spark-submit.sh forwards the signal to the Python driver (a terminal's Ctrl-C
     reaches the script only: spark-submit runs in a process group of its own) and exits

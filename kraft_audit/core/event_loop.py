@@ -468,6 +468,18 @@ class EventLoop:
                 self._conditions(event, (topic_id, p),
                                  condition_mask(part, state.effective_min_isr(part), state))
 
+    def _recheck_preferred(self, event: MetadataEvent, broker_id) -> None:
+        """A broker record moved whether the broker may lead (fenced, controlled shutdown,
+        registered, its directories): leader_imbalanced moves with it on the partitions it is
+        the preferred replica of, found through the partitions-by-broker index."""
+        if type(broker_id) is not int or not self.settings.auto_leader_rebalance_enable:
+            return
+        state = self.state
+        for key in list(state.partitions_of(broker_id)):
+            part = state.partitions.get(key)
+            if part is not None and not part.unknown and part.replicas and part.replicas[0] == broker_id:
+                self._conditions(event, key, condition_mask(part, state.effective_min_isr(part), state))
+
     def condition_row(self, key, name: str, start: tuple) -> ConditionChange:
         """`start`: (offset, ms) where the interval opened, and for under_min_isr the min
         ISR's source then (absent from intervals stored before it was kept)."""
@@ -521,6 +533,7 @@ class EventLoop:
                 # Kafka's handleBrokerFenced writes the leader moves, then the fence, in one batch
                 if broker_id in state.brokers:
                     state.brokers[broker_id].led_when_fenced = broker_id in self._leaders_moved
+            self._recheck_preferred(event, broker_id)
             before = change.broker_before
             batch.broker_changes.append(BrokerChange(
                 event.offset, broker_id, before is not None and before.acceptable_leader,

@@ -59,7 +59,7 @@ class ConditionChange:
                               key=True)
     condition: str = column(STRING, "`under_min_isr`, `leaderless`, `recovering`, "
                             "`manual_election_required`, `elr_in_use`, `reassignment_stalled`, "
-                            "`election_overdue`",
+                            "`election_overdue`, `leader_imbalanced`",
                             key=True)
     cluster_id: str = column(STRING, key=True)
     topic: str | None = column(STRING)
@@ -174,6 +174,8 @@ class ClusterGauges:
                                        default=0)
     election_overdue: int = column(INT64, "leaderless partitions with an electable candidate",
                                    default=0)
+    leader_imbalanced: int = column(INT64, "partitions led by another than their preferred "
+                                    "replica, which could lead", default=0)
     under_replicated: int = column(INT64, "|ISR| < |replicas| - |adding replicas|", default=0)
     unclean_recovery_finished_total: int = column(
         INT64, "RECOVERING -> RECOVERED transitions seen", default=0)

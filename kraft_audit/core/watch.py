@@ -15,7 +15,8 @@ from kraft_audit.core.replay.sharded import ShardedDict, first_item
 # condition name -> ClusterGauges field
 GAUGE_OF = {"under_min_isr": "under_min_isr", "leaderless": "leaderless", "recovering": "unclean_recovery",
             "manual_election_required": "manual_election_required", "elr_in_use": "elr_in_use",
-            "reassignment_stalled": "reassignment_stalled", "election_overdue": "election_overdue"}
+            "reassignment_stalled": "reassignment_stalled", "election_overdue": "election_overdue",
+            "leader_imbalanced": "leader_imbalanced"}
 
 
 def _electable_known(p: Partition) -> bool:

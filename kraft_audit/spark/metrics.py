@@ -52,6 +52,12 @@ _PARTITION_GAUGES = {
         "Leaderless partitions that an ISR or ELR member could lead (registered, unfenced, not "
         "shutting down, its directory online) after the controller's operation ended.",
     ),
+    "leader_imbalanced": (
+        "leader_imbalanced_partitions",
+        "Partitions led by another broker than their preferred replica (the first) although "
+        "that one could lead (in the ISR, registered, unfenced, not shutting down, its "
+        "directory online): the controller's periodic preferred election is due.",
+    ),
     "under_replicated": (
         "under_replicated_partitions",
         "Partitions with fewer in sync than their replication factor (adding replicas not counted).",

@@ -14,6 +14,14 @@
   removing replicas) would keep the partition at or above min ISR if it is there now. A
   correct controller completes it in the record that brings the last adding replica into
   the ISR, so any interval of it is time the cluster spends on replicas it meant to drop.
+- election_overdue: leaderless past the operation that made it so although a clean candidate
+  could lead (judged where the operation ends, by the EventLoop).
+- leader_imbalanced: led by another broker than its preferred replica (replicas[0]) although
+  the preferred one could lead: in the ISR (or, the ISR empty, the ELR), registered,
+  unfenced, not in controlled shutdown, its directory online. A controller that rebalances
+  leaders (auto.leader.rebalance.enable) elects it within one
+  leader.imbalance.check.interval.seconds; with rebalancing off (the setting
+  auto_leader_rebalance_enable) nothing promises it and the condition never opens.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ MANUAL_ELECTION_REQUIRED = 8
 ELR_IN_USE = 16
 REASSIGNMENT_STALLED = 32
 ELECTION_OVERDUE = 64  # set at the end of an operation (EventLoop), never by condition_mask
+LEADER_IMBALANCED = 128
 
 UNDER_MIN_ISR_NAME = "under_min_isr"
 CONDITIONS: tuple[tuple[str, int], ...] = (
@@ -38,6 +47,7 @@ CONDITIONS: tuple[tuple[str, int], ...] = (
     ("elr_in_use", ELR_IN_USE),
     ("reassignment_stalled", REASSIGNMENT_STALLED),
     ("election_overdue", ELECTION_OVERDUE),
+    ("leader_imbalanced", LEADER_IMBALANCED),
 )
 
 
@@ -57,7 +67,29 @@ def condition_mask(p: Partition, min_isr: int, state: ClusterState) -> int:
         mask |= ELR_IN_USE
     if (p.adding_replicas or p.removing_replicas) and reassignment_completable(p, min_isr):
         mask |= REASSIGNMENT_STALLED
+    if p.leader != NO_LEADER and p.replicas and p.leader != p.replicas[0] and preferred_could_lead(p, state):
+        mask |= LEADER_IMBALANCED
     return mask
+
+
+def preferred_could_lead(p: Partition, state: ClusterState) -> bool:
+    """Whether Kafka's preferred election (PartitionChangeBuilder.electPreferredLeader) would
+    elect the partition's first replica: in the ISR, or the ISR empty and in the ELR, and an
+    acceptable leader (LeaderAcceptor: registered, unfenced, not in controlled shutdown, its
+    directory for the partition online). The first replica is the preferred one during a
+    reassignment too: the replica set lists the target first, and completing it keeps that
+    order. Always False when the controller does not rebalance leaders (setting
+    auto_leader_rebalance_enable)."""
+    if not state.settings.auto_leader_rebalance_enable:
+        return False
+    preferred = p.replicas[0]
+    if not (preferred in p.isr or (not p.isr and preferred in p.elr)):
+        return False
+    broker = state.brokers.get(preferred)
+    if broker is None or not broker.acceptable_leader:
+        return False
+    directory = p.directories[0] if p.directories else ""
+    return broker.has_online_dir(directory)
 
 
 def overdue_candidate(p: Partition, state: ClusterState) -> int | None:

@@ -39,6 +39,13 @@ class CoreSettings:
     # What LastKnownElr holds: "leader" (Kafka's code: the last leader only) or
     # "set" (KIP-966 text: the last ELR members).
     last_known_elr: str = "leader"
+    # The controller's auto.leader.rebalance.enable (static, never in the log; Kafka's default
+    # true): whether it promises to elect each partition's preferred replica once that one
+    # could lead. False: the leader_imbalanced condition never opens.
+    auto_leader_rebalance_enable: bool = True
+    # The controller's leader.imbalance.check.interval.seconds (Kafka's default 300): how often
+    # it elects the preferred replicas, so the bound of a leader_imbalanced interval.
+    leader_imbalance_check_interval_seconds: int = 300
     # How long (event time) a registration request may wait for its RegisterBrokerRecord.
     registration_match_timeout_ms: int = 300_000
     # False when this auditor judges only some partitions (a Spark bucket): then a
@@ -62,6 +69,14 @@ class CoreSettings:
                 or settings.min_insync_replicas_default < 1):
             raise ValueError("min_insync_replicas_default must be an integer of at least 1, got "
                              f"{settings.min_insync_replicas_default!r}")
+        if (isinstance(settings.leader_imbalance_check_interval_seconds, bool)
+                or not isinstance(settings.leader_imbalance_check_interval_seconds, int)
+                or settings.leader_imbalance_check_interval_seconds < 1):
+            raise ValueError("leader_imbalance_check_interval_seconds must be an integer of at "
+                             f"least 1, got {settings.leader_imbalance_check_interval_seconds!r}")
+        if not isinstance(settings.auto_leader_rebalance_enable, bool):
+            raise ValueError("auto_leader_rebalance_enable must be true or false, got "
+                             f"{settings.auto_leader_rebalance_enable!r}")
         if settings.clean_shutdown_detection not in ("previous_epoch", "incarnation"):
             raise ValueError("clean_shutdown_detection must be 'previous_epoch' or 'incarnation'")
         if settings.last_known_elr not in ("leader", "set"):

@@ -159,6 +159,12 @@ PROPERTIES: tuple[Property, ...] = (
              OBSERVABLE, ("condition:election_overdue", "kip966.election-order"),
              "an unfence runs the election over every leaderless partition; one left leaderless "
              "with an acceptable ISR or ELR member past the operation opens the condition"),
+    Property(CONTROLLER_TESTS, "ReplicationControlManagerTest: testBalancePartitionLeaders",
+             "the periodic preferred election moves each partition whose preferred replica is in "
+             "the ISR and may lead back to it", OBSERVABLE, ("condition:leader_imbalanced",),
+             "the interval opens at the record (or broker record) that makes the first replica "
+             "electable while another leads, and closes at the election; its bound is the "
+             "controller's leader.imbalance.check.interval.seconds"),
     Property(CONTROLLER_TESTS, "ReplicationControlManagerTest: testElrsRemovedOnMinIsrUpdate",
              "a min.insync.replicas change clears the ELR of the topics it covers", OBSERVABLE,
              ("kip966.elr-cleared-on-min-isr-change",), "topic and cluster scope"),

@@ -1,0 +1,146 @@
+"""The leader_imbalanced condition: a partition led by another broker than its preferred
+replica (the first) although that one could lead. Kafka's controller elects it on a timer
+(leader.imbalance.check.interval.seconds) when auto.leader.rebalance.enable is on; the
+interval opens at the record that makes the preferred replica electable and closes at the
+record that elects it or makes it unelectable (a broker record included)."""
+
+from __future__ import annotations
+
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.rules import load_catalog
+
+CATALOG = load_catalog()
+TID = "LLLLLLLLLLLLLLLLLLLLLA"
+DIRS = {b: f"dir{b}xxxxxxxxxxxxxxxxxA" for b in (1, 2, 3, 4)}  # each broker's log directory
+OTHER_DIR = "dir9xxxxxxxxxxxxxxxxxA"
+
+
+def imbalanced(out) -> list[tuple[int, int | None]]:
+    return [(c.start_offset, c.end_offset) for c in out.conditions if c.condition == "leader_imbalanced"]
+
+
+def offset(events) -> int:
+    return events[-1].offset
+
+
+def cluster(log, replicas=(1, 2, 3), directories=None) -> None:
+    """Brokers 1-4 up (a directory each); partition 0 on `replicas`, led by the first."""
+    log.batch(log.feature("metadata.version", 21))
+    for b in (1, 2, 3, 4):
+        kind, data = log.register(b, epoch=b * 10)
+        log.batch((kind, {**data, "logDirs": [DIRS[b]]}))
+    extra = {"directories": list(directories)} if directories else {}
+    log.batch(log.topic("t", TID), log.partition(TID, 0, list(replicas), **extra))
+
+
+def preferred_out_and_back(log) -> tuple[int, int]:
+    """Broker 1, the preferred replica, fenced (2 leads), unfenced and back in the ISR; the
+    offsets of its return to the ISR and of the periodic preferred election."""
+    log.batch(log.change(TID, 0, isr=[2, 3], leader=2), log.fence(1))
+    log.batch(log.unfence(1))
+    back = offset(log.batch(log.change(TID, 0, isr=[2, 3, 1])))
+    log.batch(("NO_OP_RECORD", {}))
+    elected = offset(log.batch(log.change(TID, 0, leader=1)))
+    return back, elected
+
+
+def test_open_from_the_preferred_replicas_return_to_the_isr_until_its_election(kraft_log):
+    cluster(kraft_log)
+    back, elected = preferred_out_and_back(kraft_log)
+    auditor = Auditor(CATALOG)
+    out = auditor.process(kraft_log.events)
+    assert imbalanced(out) == [(back, None), (back, elected)]
+    assert auditor.gauges().leader_imbalanced == 0
+    assert out.violations == []
+
+
+def test_counted_in_the_gauge_while_open_and_kept_by_the_stored_form(kraft_log):
+    cluster(kraft_log)
+    kraft_log.batch(kraft_log.change(TID, 0, isr=[2, 3], leader=2), kraft_log.fence(1))
+    kraft_log.batch(kraft_log.unfence(1))
+    back = offset(kraft_log.batch(kraft_log.change(TID, 0, isr=[2, 3, 1])))
+    auditor = Auditor(CATALOG)
+    auditor.process(kraft_log.events)
+    assert auditor.gauges().leader_imbalanced == 1
+    restored = Auditor.from_bytes(auditor.to_bytes(), CATALOG)
+    start = len(kraft_log.events)
+    elected = offset(kraft_log.batch(kraft_log.change(TID, 0, leader=1)))
+    out = restored.process(kraft_log.events[start:])
+    assert imbalanced(out) == [(back, elected)]
+    assert restored.gauges().leader_imbalanced == 0
+
+
+def test_an_unfence_alone_opens_nothing_the_replica_is_out_of_the_isr(kraft_log):
+    cluster(kraft_log)
+    kraft_log.batch(kraft_log.change(TID, 0, isr=[2, 3], leader=2), kraft_log.fence(1))
+    kraft_log.batch(kraft_log.unfence(1))
+    assert imbalanced(Auditor(CATALOG).process(kraft_log.events)) == []
+
+
+def _opened(log) -> int:
+    cluster(log)
+    log.batch(log.change(TID, 0, isr=[2, 3], leader=2), log.fence(1))
+    log.batch(log.unfence(1))
+    return offset(log.batch(log.change(TID, 0, isr=[2, 3, 1])))
+
+
+def test_a_fence_of_the_preferred_replica_closes_it_at_the_broker_record(kraft_log):
+    back = _opened(kraft_log)
+    fenced = kraft_log.batch(kraft_log.fence(1), kraft_log.change(TID, 0, isr=[2, 3]))
+    assert imbalanced(Auditor(CATALOG).process(kraft_log.events)) == [(back, None), (back, fenced[0].offset)]
+
+
+def test_a_controlled_shutdown_of_the_preferred_replica_closes_it(kraft_log):
+    back = _opened(kraft_log)
+    shutdown = kraft_log.batch(kraft_log.controlled_shutdown(1), kraft_log.change(TID, 0, isr=[2, 3]))
+    assert imbalanced(Auditor(CATALOG).process(kraft_log.events))[-1] == (back, shutdown[0].offset)
+
+
+def test_the_preferred_replicas_directory_going_offline_closes_it_and_coming_back_opens_it(kraft_log):
+    cluster(kraft_log, directories=[DIRS[1], DIRS[2], DIRS[3]])
+    kraft_log.batch(kraft_log.change(TID, 0, isr=[2, 3], leader=2), kraft_log.fence(1))
+    kraft_log.batch(kraft_log.unfence(1))
+    back = offset(kraft_log.batch(kraft_log.change(TID, 0, isr=[2, 3, 1])))
+    # broker 1 says only another directory is online: its replica of the partition is in DIRS[1]
+    offline = offset(kraft_log.batch(("BROKER_REGISTRATION_CHANGE_RECORD",
+                                      {"brokerId": 1, "brokerEpoch": 10, "logDirs": [OTHER_DIR]})))
+    online = offset(kraft_log.batch(("BROKER_REGISTRATION_CHANGE_RECORD",
+                                     {"brokerId": 1, "brokerEpoch": 10, "logDirs": [DIRS[1], OTHER_DIR]})))
+    out = Auditor(CATALOG).process(kraft_log.events)
+    assert imbalanced(out) == [(back, None), (back, offline), (online, None)]
+
+
+def test_a_leaderless_partition_is_not_imbalanced_but_offline(kraft_log):
+    cluster(kraft_log)
+    kraft_log.batch(kraft_log.change(TID, 0, isr=[1], leader=1))
+    kraft_log.batch(kraft_log.change(TID, 0, leader=-1))
+    assert imbalanced(Auditor(CATALOG).process(kraft_log.events)) == []
+
+
+def test_nothing_opens_when_the_controller_does_not_rebalance(kraft_log):
+    cluster(kraft_log)
+    preferred_out_and_back(kraft_log)
+    out = Auditor(CATALOG, settings={"auto_leader_rebalance_enable": False}).process(kraft_log.events)
+    assert imbalanced(out) == []
+
+
+def test_a_reassignment_whose_target_puts_an_in_sync_replica_first_is_due_at_once(kraft_log):
+    """[1, 2, 3] -> [2, 1, 4]: the replica set lists the target first ([2, 1, 4, 3]); 2 is in
+    the ISR, so Kafka's preferred election would elect it before 4 catches up."""
+    cluster(kraft_log)
+    started = offset(kraft_log.batch(kraft_log.change(TID, 0, replicas=[2, 1, 4, 3], addingReplicas=[4],
+                                                      removingReplicas=[3])))
+    assert imbalanced(Auditor(CATALOG).process(kraft_log.events)) == [(started, None)]
+
+
+def test_a_completed_reassignment_whose_new_first_replica_is_in_sync_opens_it(kraft_log):
+    """[1, 2, 3] -> [4, 1, 2]: while 4 catches up it is out of the ISR (nothing due); the record
+    that brings it in completes the reassignment and keeps leader 1, so 4 is now due."""
+    cluster(kraft_log)
+    kraft_log.batch(kraft_log.change(TID, 0, replicas=[4, 1, 2, 3], addingReplicas=[4],
+                                     removingReplicas=[3]))
+    completed = offset(kraft_log.batch(kraft_log.change(TID, 0, replicas=[4, 1, 2], isr=[1, 2, 4],
+                                                        addingReplicas=[], removingReplicas=[])))
+    elected = offset(kraft_log.batch(kraft_log.change(TID, 0, leader=4)))
+    out = Auditor(CATALOG).process(kraft_log.events)
+    assert imbalanced(out) == [(completed, None), (completed, elected)]

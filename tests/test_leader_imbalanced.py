@@ -6,8 +6,15 @@ record that elects it or makes it unelectable (a broker record included)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from kraft_audit.core.audit import Auditor
+from kraft_audit.core.codec.logdir import read_log_dir
+from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.rules import load_catalog
+from kraft_audit.testing.realkafka import oracles
 
 CATALOG = load_catalog()
 TID = "LLLLLLLLLLLLLLLLLLLLLA"
@@ -144,3 +151,36 @@ def test_a_completed_reassignment_whose_new_first_replica_is_in_sync_opens_it(kr
     elected = offset(kraft_log.batch(kraft_log.change(TID, 0, leader=4)))
     out = Auditor(CATALOG).process(kraft_log.events)
     assert imbalanced(out) == [(completed, None), (completed, elected)]
+
+
+STORY = Path(__file__).parent / "fixtures" / "kraft-story"
+
+
+@pytest.mark.parametrize("version", sorted(p.name for p in STORY.iterdir() if p.is_dir()))
+def test_real_logs_intervals_equal_an_independent_fold_of_the_records(version):
+    """On the story's real logs (a reassignment, restarts, controlled shutdowns) every
+    leader_imbalanced interval the core opens is the one the real-Kafka oracle folds from the
+    records alone (test_kafka_real compares it with the streaming job); no finding."""
+    events = [e for e in read_log_dir(STORY / version / "__cluster_metadata-0")
+              if isinstance(e, MetadataEvent)]
+    dump: dict[str, list[dict]] = {}
+    for e in events:
+        if e.source.endswith(".log"):
+            dump.setdefault(e.source, []).append({"offset": e.offset, "type": e.type, "data": e.data})
+    out = Auditor(CATALOG).process(events)
+    assert out.violations == []
+    deleted = {e.data["topicId"] for e in events if e.type == "REMOVE_TOPIC_RECORD"}  # not folded
+    names = {e.data["topicId"]: e.data["name"] for e in events if e.type == "TOPIC_RECORD"}
+    partitions = {(e.data["topicId"], e.data["partitionId"]) for e in events
+                  if e.type == "PARTITION_RECORD" and e.data["topicId"] not in deleted}
+    compared = 0
+    for topic_id, partition in sorted(partitions):
+        core = sorted({c.start_offset: c.end_offset for c in out.conditions
+                       if c.condition == "leader_imbalanced" and c.topic_id == topic_id
+                       and c.partition == partition}.items())
+        folded = [(start, end) for name, start, end in
+                  oracles.condition_intervals(dump, names[topic_id], 1, partition)
+                  if name == "leader_imbalanced"]
+        assert core == folded, (names[topic_id], partition)
+        compared += len(core)
+    assert compared  # the story does leave partitions imbalanced

@@ -245,11 +245,14 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
     """(condition, start offset, end offset or None) of one partition, folded from
     kafka-dump-log's records of the metadata segments alone: under_min_isr (|ISR| <
     min_isr), leaderless, manual_election_required (leaderless with ISR and ELR empty),
-    recovering and elr_in_use, each from the record that set it to the record that cleared
+    recovering, elr_in_use and leader_imbalanced (led by another than its first replica,
+    which is in the ISR, registered, unfenced and not in controlled shutdown: the story's
+    log dirs never go offline), each from the record that set it to the record that cleared
     it. `min_isr` is the topic's, fixed for the whole log; unclean election is off."""
     records = sorted({r["offset"]: r for name, recs in kafka_dump.items() if name.endswith(".log")
                       for r in recs if r["data"] is not None}.values(), key=lambda r: r["offset"])
     topic_id, state = None, None
+    brokers: dict[int, tuple[bool, bool]] = {}  # registered broker -> (fenced, in controlled shutdown)
     open_at: dict[str, int] = {}
     out: list[tuple[str, int, int | None]] = []
     for r in records:
@@ -263,12 +266,20 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
         elif r["type"] in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD") and \
                 data["topicId"] == topic_id and data["partitionId"] == partition:
             state = _fold_partition(state, r["type"], data)
+        elif r["type"] in _BROKER_RECORDS:
+            _fold_broker(brokers, r["type"], data)
+            if state is None:
+                continue
         else:
             continue
         leaderless = state["leader"] == -1
+        first = state["replicas"][0] if state["replicas"] else -1
         now = {"under_min_isr": len(state["isr"]) < min_isr, "leaderless": leaderless,
                "manual_election_required": leaderless and not state["isr"] and not state["elr"],
-               "recovering": state["recovery"] == 1, "elr_in_use": bool(state["elr"])}
+               "recovering": state["recovery"] == 1, "elr_in_use": bool(state["elr"]),
+               "leader_imbalanced": (not leaderless and first not in (-1, state["leader"])
+                                     and (first in state["isr"] or (not state["isr"] and first in state["elr"]))
+                                     and brokers.get(first) == (False, False))}
         for condition, on in now.items():
             if on and condition not in open_at:
                 open_at[condition] = r["offset"]
@@ -278,18 +289,42 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
     return sorted(out, key=lambda i: (i[1], i[0]))
 
 
+_BROKER_RECORDS = ("REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD",
+                   "UNFENCE_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD")
+
+
+def _fold_broker(brokers: dict[int, tuple[bool, bool]], type_: str, data: dict) -> None:
+    """A broker's (fenced, in controlled shutdown) after one of Kafka's records (a
+    BrokerRegistrationChangeRecord: fenced 1 / -1, inControlledShutdown 1, 0 unchanged)."""
+    broker = data.get("brokerId", data.get("id"))
+    if type_ == "REGISTER_BROKER_RECORD":
+        brokers[broker] = (bool(data.get("fenced", True)), bool(data.get("inControlledShutdown", False)))
+    elif type_ == "UNREGISTER_BROKER_RECORD":
+        brokers.pop(broker, None)
+    elif broker in brokers:
+        fenced, shutdown = brokers[broker]
+        if type_ == "FENCE_BROKER_RECORD":
+            fenced = True
+        elif type_ == "UNFENCE_BROKER_RECORD":
+            fenced = False
+        else:
+            fenced = {1: True, -1: False}.get(data.get("fenced", 0), fenced)
+            shutdown = shutdown or data.get("inControlledShutdown", 0) == 1
+        brokers[broker] = (fenced, shutdown)
+
+
 def _fold_partition(state: dict | None, type_: str, data: dict) -> dict:
     """A partition's leader, ISR, ELR and recovery state after one of Kafka's records
     (PartitionChangeRecord: leader -2, a null list and recovery -1 mean unchanged)."""
     if type_ == "PARTITION_RECORD" or state is None:
-        return {"leader": data["leader"], "isr": data["isr"],
+        return {"leader": data["leader"], "isr": data["isr"], "replicas": data["replicas"],
                 "elr": data.get("eligibleLeaderReplicas") or [],
                 "last_known_elr": data.get("lastKnownElr") or [],
                 "recovery": data.get("leaderRecoveryState", 0)}
     state = dict(state)
     if data.get("leader", -2) != -2:
         state["leader"] = data["leader"]
-    for key, field in (("isr", "isr"), ("elr", "eligibleLeaderReplicas"),
+    for key, field in (("isr", "isr"), ("replicas", "replicas"), ("elr", "eligibleLeaderReplicas"),
                        ("last_known_elr", "lastKnownElr")):
         if data.get(field) is not None:
             state[key] = data[field]

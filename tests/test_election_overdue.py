@@ -1,5 +1,5 @@
 """The election_overdue condition: a partition left leaderless past the operation that made
-it so, although an ISR or ELR member could lead. Kafka runs its election over the partitions
+it so, although an ISR or ELR member could lead (below, its unclean twin). Kafka runs its election over the partitions
 an operation touches in the same records (an unfence: over every leaderless partition), so
 the condition is judged where an atomic batch, or a metadata transaction, ends."""
 
@@ -159,3 +159,76 @@ steps:
     out = Auditor(CATALOG).process(read_output(tmp_path))
     assert any(c.condition == "leaderless" for c in out.conditions)  # the story does go offline
     assert overdue(out) == []
+
+
+# ------------------------------------------------------------ unclean_election_overdue
+# The same partition, its topic allowing unclean elections: broker 2, out of the ISR, can
+# lead uncleanly once unfenced. Kafka's unfence runs its (unclean, where allowed) election
+# over every leaderless partition in the same records.
+
+def unclean_allowed() -> tuple[str, dict]:
+    return "CONFIG_RECORD", {"resourceType": 2, "resourceName": "t",
+                             "name": "unclean.leader.election.enable", "value": "true"}
+
+
+def unclean_overdue(out) -> list[tuple[int, int | None]]:
+    return [(c.start_offset, c.end_offset) for c in out.conditions
+            if c.condition == "unclean_election_overdue"]
+
+
+def test_an_unfence_that_elects_uncleanly_opens_nothing():
+    log = Log()
+    log.batch(unclean_allowed())
+    leaderless_partition(log)
+    log.batch(fencing(2, 20, -1), change(leader=2, isr=[2], leaderRecoveryState=1))
+    out = Auditor(CATALOG).process(log.events)
+    assert unclean_overdue(out) == [] and overdue(out) == []
+
+
+def test_an_unfence_that_leaves_it_leaderless_opens_it_until_the_unclean_election():
+    log = Log()
+    log.batch(unclean_allowed())
+    leaderless_partition(log)
+    unfenced = log.batch(fencing(2, 20, -1))
+    auditor = Auditor(CATALOG)
+    auditor.process(log.events)
+    assert auditor.gauges().unclean_election_overdue == 1
+    start = len(log.events)
+    elected = log.batch(change(leader=2, isr=[2], leaderRecoveryState=1))
+    out = auditor.process(log.events[start:])
+    assert unclean_overdue(out) == [(unfenced, elected)]
+    assert auditor.gauges().unclean_election_overdue == 0
+
+
+def test_nothing_is_due_where_the_topic_does_not_allow_it():
+    log = Log()
+    leaderless_partition(log)
+    log.batch(fencing(2, 20, -1))
+    out = Auditor(CATALOG).process(log.events)
+    assert unclean_overdue(out) == [] and overdue(out) == []
+
+
+def test_a_config_change_that_allows_it_opens_it_until_the_timers_election():
+    log = Log()
+    leaderless_partition(log)
+    log.batch(fencing(2, 20, -1))
+    allowed = log.batch(unclean_allowed())
+    log.batch(("NO_OP_RECORD", {}))
+    elected = log.batch(change(leader=2, isr=[2], leaderRecoveryState=1))
+    out = Auditor(CATALOG).process(log.events)
+    assert unclean_overdue(out) == [(allowed, None), (allowed, elected)]
+
+
+def test_a_clean_candidate_makes_it_election_overdue_instead():
+    """Broker 1, the ISR's last member, comes back: a clean election is due, not an unclean one;
+    when it goes again only broker 2 is left, and the unclean election is due."""
+    log = Log()
+    log.batch(unclean_allowed())
+    leaderless_partition(log)
+    log.batch(fencing(2, 20, -1), change(leader=2, isr=[2], leaderRecoveryState=1))
+    log.batch(change(leader=-1, isr=[2]), fencing(2, 20, 1))  # 2 fenced again, 1 still fenced
+    both = log.batch(fencing(1, 10, -1), fencing(2, 20, -1))  # neither elected: 2 is in the ISR
+    one_left = log.batch(fencing(2, 20, 1))  # 2 fenced: only 1 is left, outside the ISR
+    out = Auditor(CATALOG).process(log.events)
+    assert overdue(out) == [(both, None), (both, one_left)]
+    assert unclean_overdue(out) == [(one_left, None)]

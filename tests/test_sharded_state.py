@@ -14,7 +14,8 @@ from kraft_audit.core import snapshot
 from kraft_audit.core.audit import Auditor
 from kraft_audit.core.codec.logdir import read_log_dir
 from kraft_audit.core.events import MetadataEvent
-from kraft_audit.core.replay.conditions import (CONDITIONS, ELECTION_OVERDUE, condition_mask,
+from kraft_audit.core.replay.conditions import (CONDITIONS, ELECTION_OVERDUE, UNCLEAN_ELECTION_OVERDUE,
+                                               condition_mask, unclean_candidate,
                                                overdue_candidate)
 from kraft_audit.core.replay.sharded import partition_table
 from kraft_audit.core.rules.catalog import load_catalog
@@ -41,6 +42,8 @@ def recounted(auditor: Auditor) -> dict:
         mask = condition_mask(part, state.effective_min_isr(part), state)
         if overdue_candidate(part, state) is not None:  # judged where an operation ends
             mask |= ELECTION_OVERDUE
+        elif unclean_candidate(part, state) is not None:
+            mask |= UNCLEAN_ELECTION_OVERDUE
         for name, bit in CONDITIONS:
             counts[GAUGE_OF[name]] += bool(mask & bit)
         n = str(len(part.isr) + len(part.elr))

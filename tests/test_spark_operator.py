@@ -217,6 +217,36 @@ def test_buckets_together_find_what_one_auditor_finds(sim):
     assert max(state_size(s) for s in states.values()) < 200_000
 
 
+def test_buckets_open_the_liveness_conditions_one_auditor_opens(kraft_log):
+    """leader_imbalanced (moved by a broker's records through its partitions in each bucket)
+    and unclean_election_overdue (judged where an operation ends, from a config too): the
+    buckets together write the condition rows one auditor writes."""
+    log, tid, uid = kraft_log, "TTTTTTTTTTTTTTTTTTTTTA", "UUUUUUUUUUUUUUUUUUUUUA"
+    log.batch(log.feature("metadata.version", 21))
+    for b in (1, 2, 3):
+        log.batch(log.register(b, epoch=b))
+    replicas = [[1 + (i + j) % 3 for j in range(3)] for i in range(6)]  # [1,2,3], [2,3,1], ...
+    log.batch(log.topic("t", tid), *(log.partition(tid, i, r) for i, r in enumerate(replicas)),
+              log.topic("u", uid), log.partition(uid, 0, [1, 2, 3], isr=[3]))
+    # broker 1 fenced: out of every ISR, its leaderships moved
+    log.batch(*(log.change(tid, i, isr=[b for b in r if b != 1], **({"leader": r[1]} if r[0] == 1 else {}))
+                for i, r in enumerate(replicas)), log.fence(1))
+    log.batch(log.unfence(1))
+    log.batch(*(log.change(tid, i, isr=r) for i, r in enumerate(replicas)))  # 1 back: preferred again
+    log.batch(log.change(tid, 0, leader=1))  # one preferred election; the other partition stays
+    log.batch(log.change(uid, 0, leader=-1), log.fence(3))  # u leaderless, 1 and 2 could lead
+    log.batch(log.config(2, "u", "unclean.leader.election.enable", "true"))  # now it is due
+    log.batch(log.change(uid, 0, leader=1, isr=[1], lrs=1))
+    baseline = Auditor(load_catalog(), {}).process(log.events)
+    rows = sorted((c.interval_id, c.start_offset, c.end_offset or -1) for c in baseline.conditions)
+    assert {"leader_imbalanced", "unclean_election_overdue"} <= {c.condition for c in baseline.conditions}
+    cut = len(log.events) // 2
+    cut = log.events[cut].batch_last_offset
+    out, _ = run_buckets([[e for e in log.events if e.offset <= cut], [e for e in log.events if e.offset > cut]],
+                         4, op.OperatorConfig(buckets=4, timeout_ms=0))
+    assert sorted((c["interval_id"], c["start_offset"], c["end_offset"] or -1) for c in out["conditions"]) == rows
+
+
 def test_side_inputs_wait_for_the_log_to_reach_their_time(sim):
     result, log, side = sim
     inventories = [e for e in side if e.type == "BROKER_LOG_DIRS"]

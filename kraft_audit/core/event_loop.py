@@ -26,8 +26,9 @@ from kraft_audit.core.events import (
 from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, bound_rules
 from kraft_audit.core.image import SnapshotComparison, comparison_from_plain
 from kraft_audit.core.registrations import RegistrationMatcher
-from kraft_audit.core.replay.conditions import (ELECTION_OVERDUE, LEADERLESS, UNDER_MIN_ISR_NAME,
-                                               condition_mask, overdue_candidate)
+from kraft_audit.core.replay.conditions import (ELECTION_OVERDUE, LEADERLESS, UNCLEAN_ELECTION_OVERDUE,
+                                               UNDER_MIN_ISR_NAME, condition_mask, overdue_candidate,
+                                               unclean_candidate)
 from kraft_audit.core.replay.partition import RECOVERED, RECOVERING, Partition
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.replay.state import (
@@ -68,6 +69,7 @@ _BROKER_TYPES = frozenset({"REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD",
 # with tuple.__new__: the NamedTuple constructor goes through a Python-level __new__, which
 # cost 3-5% of the core's throughput here
 _new = tuple.__new__
+_OVERDUE = ELECTION_OVERDUE | UNCLEAN_ELECTION_OVERDUE  # the bits judged where an operation ends
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
@@ -444,8 +446,8 @@ class EventLoop:
             self.elr_elections_total += 1
 
     def _conditions(self, event: MetadataEvent, key: tuple[str, int], mask: int) -> None:
-        if mask & LEADERLESS:  # election_overdue is judged where the operation ends
-            mask |= self.watch.masks.get(key, 0) & ELECTION_OVERDUE
+        if mask & LEADERLESS:  # the overdue elections are judged where the operation ends
+            mask |= self.watch.masks.get(key, 0) & _OVERDUE
             self.overdue_pending.add(key)
         self._conditions_at(key, mask, event.offset, event.timestamp_ms)
 
@@ -611,7 +613,8 @@ class EventLoop:
             self._judge_overdue_elections(event.batch_last_offset, batch.timestamp_ms)
 
     def _judge_overdue_elections(self, offset: int, ms: int) -> None:
-        """Open or close election_overdue where an operation ended (conditions.py says why)."""
+        """Open or close election_overdue and unclean_election_overdue where an operation
+        ended (conditions.py says why)."""
         keys, watch, state = self.overdue_pending, self.watch, self.state
         if self.overdue_all and watch.with_condition["leaderless"]:
             keys.update(k for k, m in watch.masks.items() if m & LEADERLESS)
@@ -620,9 +623,10 @@ class EventLoop:
             if part is None:
                 continue
             old = watch.masks.get(key, 0)
-            overdue = ELECTION_OVERDUE if overdue_candidate(part, state) is not None else 0
-            if old & ELECTION_OVERDUE != overdue:
-                self._conditions_at(key, old ^ ELECTION_OVERDUE, offset, ms)
+            overdue = (ELECTION_OVERDUE if overdue_candidate(part, state) is not None
+                       else UNCLEAN_ELECTION_OVERDUE if unclean_candidate(part, state) is not None else 0)
+            if old & _OVERDUE != overdue:
+                self._conditions_at(key, old & ~_OVERDUE | overdue, offset, ms)
         keys.clear()
         self.overdue_all = False
 

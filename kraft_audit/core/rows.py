@@ -59,7 +59,7 @@ class ConditionChange:
                               key=True)
     condition: str = column(STRING, "`under_min_isr`, `leaderless`, `recovering`, "
                             "`manual_election_required`, `elr_in_use`, `reassignment_stalled`, "
-                            "`election_overdue`, `leader_imbalanced`",
+                            "`election_overdue`, `leader_imbalanced`, `unclean_election_overdue`",
                             key=True)
     cluster_id: str = column(STRING, key=True)
     topic: str | None = column(STRING)
@@ -176,6 +176,8 @@ class ClusterGauges:
                                    default=0)
     leader_imbalanced: int = column(INT64, "partitions led by another than their preferred "
                                     "replica, which could lead", default=0)
+    unclean_election_overdue: int = column(INT64, "leaderless partitions whose topic allows an "
+                                           "unclean election a replica could win", default=0)
     under_replicated: int = column(INT64, "|ISR| < |replicas| - |adding replicas|", default=0)
     unclean_recovery_finished_total: int = column(
         INT64, "RECOVERING -> RECOVERED transitions seen", default=0)

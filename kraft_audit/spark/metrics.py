@@ -58,6 +58,12 @@ _PARTITION_GAUGES = {
         "that one could lead (in the ISR, registered, unfenced, not shutting down, its "
         "directory online): the controller's periodic preferred election is due.",
     ),
+    "unclean_election_overdue": (
+        "unclean_election_overdue_partitions",
+        "Leaderless partitions of topics with unclean.leader.election.enable that no clean "
+        "candidate but a replica could lead (registered, unfenced, not shutting down, its "
+        "directory online) after the controller's operation ended.",
+    ),
     "under_replicated": (
         "under_replicated_partitions",
         "Partitions with fewer in sync than their replication factor (adding replicas not counted).",

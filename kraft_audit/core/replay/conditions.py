@@ -16,6 +16,14 @@
   the ISR, so any interval of it is time the cluster spends on replicas it meant to drop.
 - election_overdue: leaderless past the operation that made it so although a clean candidate
   could lead (judged where the operation ends, by the EventLoop).
+- unclean_election_overdue: leaderless at the end of an operation although the topic allows an
+  unclean election (unclean.leader.election.enable) and a replica could lead uncleanly, no
+  clean candidate being there (that is election_overdue). Kafka's controller elects with its
+  unclean election wherever the topic allows it, in every operation that runs an election (a
+  fence, an unfence over every leaderless partition, a controlled shutdown, an unregistration,
+  a directory going offline, an AlterPartition): what it leaves to its timer
+  (unclean.leader.election.interval.ms, 5 minutes; a line without that timer waits for the
+  next unfence) is a config change that allows it (judged by the EventLoop too).
 - leader_imbalanced: led by another broker than its preferred replica (replicas[0]) although
   the preferred one could lead: in the ISR (or, the ISR empty, the ELR), registered,
   unfenced, not in controlled shutdown, its directory online. A controller that rebalances
@@ -37,6 +45,7 @@ ELR_IN_USE = 16
 REASSIGNMENT_STALLED = 32
 ELECTION_OVERDUE = 64  # set at the end of an operation (EventLoop), never by condition_mask
 LEADER_IMBALANCED = 128
+UNCLEAN_ELECTION_OVERDUE = 256  # set at the end of an operation (EventLoop), never by condition_mask
 
 UNDER_MIN_ISR_NAME = "under_min_isr"
 CONDITIONS: tuple[tuple[str, int], ...] = (
@@ -48,6 +57,7 @@ CONDITIONS: tuple[tuple[str, int], ...] = (
     ("reassignment_stalled", REASSIGNMENT_STALLED),
     ("election_overdue", ELECTION_OVERDUE),
     ("leader_imbalanced", LEADER_IMBALANCED),
+    ("unclean_election_overdue", UNCLEAN_ELECTION_OVERDUE),
 )
 
 
@@ -107,6 +117,25 @@ def overdue_candidate(p: Partition, state: ClusterState) -> int | None:
         broker = brokers.get(r)
         if (broker is not None and broker.acceptable_leader and r in p.replicas
                 and broker.has_online_dir(directory_of.get(r, ""))):
+            return r
+    return None
+
+
+def unclean_candidate(p: Partition, state: ClusterState) -> int | None:
+    """The replica Kafka's unclean election (PartitionChangeBuilder.electAnyLeader with
+    Election.UNCLEAN) would elect for a leaderless partition of a topic that allows it and
+    that no clean candidate can lead (overdue_candidate): the first replica that is an
+    acceptable leader with its directory online, or None."""
+    if (p.leader != NO_LEADER or p.unknown or not p.replicas
+            or not state.unclean_election_enabled(p.topic_id)):
+        return None
+    if overdue_candidate(p, state) is not None:
+        return None
+    brokers = state.brokers
+    directory_of = dict(zip(p.replicas, p.directories)) if p.directories else {}
+    for r in p.replicas:
+        broker = brokers.get(r)
+        if broker is not None and broker.acceptable_leader and broker.has_online_dir(directory_of.get(r, "")):
             return r
     return None
 

@@ -19,15 +19,17 @@ CONDITIONS_MOVED = {
     "PARTITION_CHANGE_RECORD": "all",
     "CLEAR_ELR_RECORD": "elr_in_use, manual_election_required",
     "REMOVE_TOPIC_RECORD": "all (closed)",
-    "CONFIG_RECORD": "under_min_isr, manual_election_required, reassignment_stalled",
-    "REGISTER_BROKER_RECORD": "election_overdue, leader_imbalanced",
-    "UNREGISTER_BROKER_RECORD": "election_overdue, leader_imbalanced",
-    "FENCE_BROKER_RECORD": "election_overdue, leader_imbalanced",
-    "UNFENCE_BROKER_RECORD": "election_overdue, leader_imbalanced",
-    "BROKER_REGISTRATION_CHANGE_RECORD": "election_overdue, leader_imbalanced",
-    "BEGIN_TRANSACTION_RECORD": "election_overdue (deferred to the transaction's end)",
-    "END_TRANSACTION_RECORD": "election_overdue (judged)",
-    "ABORT_TRANSACTION_RECORD": "election_overdue (judged)",
+    "CONFIG_RECORD": "under_min_isr, manual_election_required, reassignment_stalled, "
+                     "unclean_election_overdue",
+    "REGISTER_BROKER_RECORD": "election_overdue, unclean_election_overdue, leader_imbalanced",
+    "UNREGISTER_BROKER_RECORD": "election_overdue, unclean_election_overdue, leader_imbalanced",
+    "FENCE_BROKER_RECORD": "election_overdue, unclean_election_overdue, leader_imbalanced",
+    "UNFENCE_BROKER_RECORD": "election_overdue, unclean_election_overdue, leader_imbalanced",
+    "BROKER_REGISTRATION_CHANGE_RECORD": "election_overdue, unclean_election_overdue, leader_imbalanced",
+    "BEGIN_TRANSACTION_RECORD": "election_overdue, unclean_election_overdue (deferred to the "
+                                "transaction's end)",
+    "END_TRANSACTION_RECORD": "election_overdue, unclean_election_overdue (judged)",
+    "ABORT_TRANSACTION_RECORD": "election_overdue, unclean_election_overdue (judged)",
 }
 
 # What replay does with each type (context for the rules), and what is not judged yet.

@@ -159,6 +159,13 @@ PROPERTIES: tuple[Property, ...] = (
              OBSERVABLE, ("condition:election_overdue", "kip966.election-order"),
              "an unfence runs the election over every leaderless partition; one left leaderless "
              "with an acceptable ISR or ELR member past the operation opens the condition"),
+    Property(CONTROLLER_TESTS, "ReplicationControlManagerTest: "
+             "testMaybeTriggerUncleanLeaderElectionForLeaderlessPartitions",
+             "the unclean-election task elects an acceptable replica of each leaderless partition "
+             "whose topic allows it", OBSERVABLE, ("condition:unclean_election_overdue",),
+             "every operation that runs an election elects uncleanly where the topic allows; one "
+             "left leaderless past its operation with an acceptable replica opens the condition "
+             "(a config change that allows it waits for the task)"),
     Property(CONTROLLER_TESTS, "ReplicationControlManagerTest: testBalancePartitionLeaders",
              "the periodic preferred election moves each partition whose preferred replica is in "
              "the ISR and may lead back to it", OBSERVABLE, ("condition:leader_imbalanced",),

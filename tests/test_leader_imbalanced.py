@@ -184,3 +184,21 @@ def test_real_logs_intervals_equal_an_independent_fold_of_the_records(version):
         assert core == folded, (names[topic_id], partition)
         compared += len(core)
     assert compared  # the story does leave partitions imbalanced
+
+
+def test_check_says_how_many_are_open_longer_than_the_controllers_interval(kraft_log, capsys):
+    from kraft_audit.cli.check import build_report, print_report
+
+    _opened(kraft_log)
+    kraft_log.now_ms += 400_000  # 400 s later, nothing elected
+    kraft_log.batch(("NO_OP_RECORD", {}))
+    for interval, past in ((300, 1), (600, 0)):
+        auditor = Auditor(CATALOG, settings={"leader_imbalance_check_interval_seconds": interval})
+        out = auditor.process(kraft_log.events)
+        report = build_report(auditor, out, None, None)
+        assert report["condition_bounds_seconds"] == {"leader_imbalanced": interval}
+        print_report(report)
+        assert f"{past} open longer than the controller's bound ({interval} s)" in capsys.readouterr().out
+    auditor = Auditor(CATALOG, settings={"auto_leader_rebalance_enable": False})
+    assert build_report(auditor, auditor.process(kraft_log.events), None, None)[
+        "condition_bounds_seconds"] == {}

@@ -132,6 +132,8 @@ def build_report(auditor: Auditor, out, cluster_id: str | None, first,
         # open until the newest record: the log's time, as `query` measures it
         "open_conditions": [{**asdict(c), "open_seconds": (gauges.last_timestamp_ms - c.start_ms) / 1000}
                             for c in auditor.open_conditions()],
+        # how long a correct controller may leave a condition open, where its settings say it
+        "condition_bounds_seconds": _bounds(auditor.state.settings),
         "brokers": [{"broker_id": b.broker_id, "epoch": b.epoch, "registered": b.registered,
                      "fenced": b.fenced, "in_controlled_shutdown": b.in_controlled_shutdown,
                      "last_shutdown": b.last_shutdown, "last_shutdown_source": b.last_shutdown_source,
@@ -141,6 +143,13 @@ def build_report(auditor: Auditor, out, cluster_id: str | None, first,
         "quarantined": [{"source": q.source, "position": q.position, "offset": q.offset,
                          "reason": q.reason} for q in out.quarantined],
     }
+
+
+def _bounds(settings) -> dict[str, int]:
+    """leader_imbalanced: the controller's leader.imbalance.check.interval.seconds (setting)."""
+    if not settings.auto_leader_rebalance_enable:
+        return {}
+    return {"leader_imbalanced": settings.leader_imbalance_check_interval_seconds}
 
 
 def _log_cluster_id(path: str) -> str | None:
@@ -175,7 +184,8 @@ def print_report(report: dict, every: bool = False) -> None:
                f"{plural(offline, 'partition')} offline at the end of the log" if offline else "none offline"]
     print("verdict: " + "; ".join(verdict))
     _print_findings(findings, every)
-    _print_conditions(report["open_conditions"], records["last_timestamp_ms"], every)
+    _print_conditions(report["open_conditions"], records["last_timestamp_ms"], every,
+                      report.get("condition_bounds_seconds", {}))
     _print_brokers(report["brokers"], gauges)
     print("\ngauges:")
     for name, value in gauges.items():
@@ -221,15 +231,19 @@ def _print_findings(findings: list[dict], every: bool) -> None:
             print(f"    ... {len(rows) - SHOWN} more (--all or --json lists them)")
 
 
-def _print_conditions(conditions: list[dict], log_now_ms: int, every: bool) -> None:
+def _print_conditions(conditions: list[dict], log_now_ms: int, every: bool,
+                      bounds: dict[str, int]) -> None:
     print(f"\nopen conditions at the end of the log ({len(conditions)}):")
     by_condition: dict[str, list[dict]] = {}
     for c in conditions:
         by_condition.setdefault(c["condition"], []).append(c)
     for name, rows in sorted(by_condition.items()):
         oldest = min(rows, key=lambda c: c["start_ms"])
+        bound = bounds.get(name)
+        past = (f"; {sum(c['open_seconds'] > bound for c in rows)} open longer than the controller's "
+                f"bound ({bound} s)" if bound is not None else "")
         print(f"  {name} x{len(rows)}; topics {_counts((c['topic'] or c['topic_id'] for c in rows), every)}; "
-              f"oldest {since(oldest['start_ms'], log_now_ms)}")
+              f"oldest {since(oldest['start_ms'], log_now_ms)}{past}")
         for c in rows if every else rows[:SHOWN]:
             print(f"    {_where(c)} since offset {c['start_offset']} {iso(c['start_ms'])}")
         if not every and len(rows) > SHOWN:

@@ -240,8 +240,9 @@ def _print_conditions(conditions: list[dict], log_now_ms: int, every: bool,
     for name, rows in sorted(by_condition.items()):
         oldest = min(rows, key=lambda c: c["start_ms"])
         bound = bounds.get(name)
-        past = (f"; {sum(c['open_seconds'] > bound for c in rows)} open longer than the controller's "
-                f"bound ({bound} s)" if bound is not None else "")
+        past = "" if bound is None else (
+            f"; {sum(c['open_seconds'] > bound for c in rows)} open longer than the controller's "
+            f"bound ({bound} s)")
         print(f"  {name} x{len(rows)}; topics {_counts((c['topic'] or c['topic_id'] for c in rows), every)}; "
               f"oldest {since(oldest['start_ms'], log_now_ms)}{past}")
         for c in rows if every else rows[:SHOWN]:

@@ -26,9 +26,9 @@ from kraft_audit.core.events import (
 from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, bound_rules
 from kraft_audit.core.image import SnapshotComparison, comparison_from_plain
 from kraft_audit.core.registrations import RegistrationMatcher
-from kraft_audit.core.replay.conditions import (ELECTION_OVERDUE, LEADERLESS, UNCLEAN_ELECTION_OVERDUE,
-                                               UNDER_MIN_ISR_NAME, condition_mask, overdue_candidate,
-                                               unclean_candidate)
+from kraft_audit.core.replay.conditions import (ELECTION_OVERDUE, LEADERLESS,
+                                               UNCLEAN_ELECTION_OVERDUE, UNDER_MIN_ISR_NAME,
+                                               condition_mask, overdue_candidate, unclean_candidate)
 from kraft_audit.core.replay.partition import RECOVERED, RECOVERING, Partition
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.replay.state import (
@@ -479,8 +479,10 @@ class EventLoop:
         state = self.state
         for key in list(state.partitions_of(broker_id)):
             part = state.partitions.get(key)
-            if part is not None and not part.unknown and part.replicas and part.replicas[0] == broker_id:
-                self._conditions(event, key, condition_mask(part, state.effective_min_isr(part), state))
+            if (part is not None and not part.unknown and part.replicas
+                    and part.replicas[0] == broker_id):
+                self._conditions(event, key,
+                                 condition_mask(part, state.effective_min_isr(part), state))
 
     def condition_row(self, key, name: str, start: tuple) -> ConditionChange:
         """`start`: (offset, ms) where the interval opened, and for under_min_isr the min
@@ -624,7 +626,8 @@ class EventLoop:
                 continue
             old = watch.masks.get(key, 0)
             overdue = (ELECTION_OVERDUE if overdue_candidate(part, state) is not None
-                       else UNCLEAN_ELECTION_OVERDUE if unclean_candidate(part, state) is not None else 0)
+                       else UNCLEAN_ELECTION_OVERDUE if unclean_candidate(part, state) is not None
+                       else 0)
             if old & _OVERDUE != overdue:
                 self._conditions_at(key, old & ~_OVERDUE | overdue, offset, ms)
         keys.clear()

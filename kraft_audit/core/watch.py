@@ -16,7 +16,8 @@ from kraft_audit.core.replay.sharded import ShardedDict, first_item
 GAUGE_OF = {"under_min_isr": "under_min_isr", "leaderless": "leaderless", "recovering": "unclean_recovery",
             "manual_election_required": "manual_election_required", "elr_in_use": "elr_in_use",
             "reassignment_stalled": "reassignment_stalled", "election_overdue": "election_overdue",
-            "leader_imbalanced": "leader_imbalanced", "unclean_election_overdue": "unclean_election_overdue"}
+            "leader_imbalanced": "leader_imbalanced",
+            "unclean_election_overdue": "unclean_election_overdue"}
 
 
 def _electable_known(p: Partition) -> bool:

@@ -45,7 +45,7 @@ ELR_IN_USE = 16
 REASSIGNMENT_STALLED = 32
 ELECTION_OVERDUE = 64  # set at the end of an operation (EventLoop), never by condition_mask
 LEADER_IMBALANCED = 128
-UNCLEAN_ELECTION_OVERDUE = 256  # set at the end of an operation (EventLoop), never by condition_mask
+UNCLEAN_ELECTION_OVERDUE = 256  # set at the end of an operation, like ELECTION_OVERDUE
 
 UNDER_MIN_ISR_NAME = "under_min_isr"
 CONDITIONS: tuple[tuple[str, int], ...] = (
@@ -77,7 +77,8 @@ def condition_mask(p: Partition, min_isr: int, state: ClusterState) -> int:
         mask |= ELR_IN_USE
     if (p.adding_replicas or p.removing_replicas) and reassignment_completable(p, min_isr):
         mask |= REASSIGNMENT_STALLED
-    if p.leader != NO_LEADER and p.replicas and p.leader != p.replicas[0] and preferred_could_lead(p, state):
+    if (p.leader != NO_LEADER and p.replicas and p.leader != p.replicas[0]
+            and preferred_could_lead(p, state)):
         mask |= LEADER_IMBALANCED
     return mask
 
@@ -135,7 +136,8 @@ def unclean_candidate(p: Partition, state: ClusterState) -> int | None:
     directory_of = dict(zip(p.replicas, p.directories)) if p.directories else {}
     for r in p.replicas:
         broker = brokers.get(r)
-        if broker is not None and broker.acceptable_leader and broker.has_online_dir(directory_of.get(r, "")):
+        if (broker is not None and broker.acceptable_leader
+                and broker.has_online_dir(directory_of.get(r, ""))):
             return r
     return None
 

@@ -14,6 +14,7 @@ from kraft_audit.core.rules.catalog import Catalog
 from kraft_audit.core.rules.registry import ON_INPUT, ON_PARTITION, ON_PARTITION_BATCH_END, PARTITION_RECORDS
 
 # Conditions (docs/metrics.md) that each record type can open or close.
+_BROKER_CONDITIONS = "election_overdue, unclean_election_overdue, leader_imbalanced"
 CONDITIONS_MOVED = {
     "PARTITION_RECORD": "all",
     "PARTITION_CHANGE_RECORD": "all",
@@ -21,11 +22,11 @@ CONDITIONS_MOVED = {
     "REMOVE_TOPIC_RECORD": "all (closed)",
     "CONFIG_RECORD": "under_min_isr, manual_election_required, reassignment_stalled, "
                      "unclean_election_overdue",
-    "REGISTER_BROKER_RECORD": "election_overdue, unclean_election_overdue, leader_imbalanced",
-    "UNREGISTER_BROKER_RECORD": "election_overdue, unclean_election_overdue, leader_imbalanced",
-    "FENCE_BROKER_RECORD": "election_overdue, unclean_election_overdue, leader_imbalanced",
-    "UNFENCE_BROKER_RECORD": "election_overdue, unclean_election_overdue, leader_imbalanced",
-    "BROKER_REGISTRATION_CHANGE_RECORD": "election_overdue, unclean_election_overdue, leader_imbalanced",
+    "REGISTER_BROKER_RECORD": _BROKER_CONDITIONS,
+    "UNREGISTER_BROKER_RECORD": _BROKER_CONDITIONS,
+    "FENCE_BROKER_RECORD": _BROKER_CONDITIONS,
+    "UNFENCE_BROKER_RECORD": _BROKER_CONDITIONS,
+    "BROKER_REGISTRATION_CHANGE_RECORD": _BROKER_CONDITIONS,
     "BEGIN_TRANSACTION_RECORD": "election_overdue, unclean_election_overdue (deferred to the "
                                 "transaction's end)",
     "END_TRANSACTION_RECORD": "election_overdue, unclean_election_overdue (judged)",

@@ -252,7 +252,7 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
     records = sorted({r["offset"]: r for name, recs in kafka_dump.items() if name.endswith(".log")
                       for r in recs if r["data"] is not None}.values(), key=lambda r: r["offset"])
     topic_id, state = None, None
-    brokers: dict[int, tuple[bool, bool]] = {}  # registered broker -> (fenced, in controlled shutdown)
+    brokers: dict[int, tuple[bool, bool]] = {}  # registered -> (fenced, in controlled shutdown)
     open_at: dict[str, int] = {}
     out: list[tuple[str, int, int | None]] = []
     for r in records:
@@ -278,7 +278,8 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
                "manual_election_required": leaderless and not state["isr"] and not state["elr"],
                "recovering": state["recovery"] == 1, "elr_in_use": bool(state["elr"]),
                "leader_imbalanced": (not leaderless and first not in (-1, state["leader"])
-                                     and (first in state["isr"] or (not state["isr"] and first in state["elr"]))
+                                     and (first in state["isr"]
+                                          or (not state["isr"] and first in state["elr"]))
                                      and brokers.get(first) == (False, False))}
         for condition, on in now.items():
             if on and condition not in open_at:
@@ -298,7 +299,8 @@ def _fold_broker(brokers: dict[int, tuple[bool, bool]], type_: str, data: dict) 
     BrokerRegistrationChangeRecord: fenced 1 / -1, inControlledShutdown 1, 0 unchanged)."""
     broker = data.get("brokerId", data.get("id"))
     if type_ == "REGISTER_BROKER_RECORD":
-        brokers[broker] = (bool(data.get("fenced", True)), bool(data.get("inControlledShutdown", False)))
+        brokers[broker] = (bool(data.get("fenced", True)),
+                           bool(data.get("inControlledShutdown", False)))
     elif type_ == "UNREGISTER_BROKER_RECORD":
         brokers.pop(broker, None)
     elif broker in brokers:

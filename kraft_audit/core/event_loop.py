@@ -470,13 +470,18 @@ class EventLoop:
                 self._conditions(event, (topic_id, p),
                                  condition_mask(part, state.effective_min_isr(part), state))
 
-    def _recheck_preferred(self, event: MetadataEvent, broker_id) -> None:
+    def _recheck_preferred(self, event: MetadataEvent, broker_id, before) -> None:
         """A broker record moved whether the broker may lead (fenced, controlled shutdown,
         registered, its directories): leader_imbalanced moves with it on the partitions it is
         the preferred replica of, found through the partitions-by-broker index."""
         if type(broker_id) is not int or not self.settings.auto_leader_rebalance_enable:
             return
         state = self.state
+        after = state.brokers.get(broker_id)
+        could = after is not None and after.acceptable_leader
+        if could == (before is not None and before.acceptable_leader) and (
+                not could or before.log_dirs == after.log_dirs):
+            return  # it can lead, or not, from the same directories as before: nothing moved
         for key in list(state.partitions_of(broker_id)):
             part = state.partitions.get(key)
             if (part is not None and not part.unknown and part.replicas
@@ -537,8 +542,8 @@ class EventLoop:
                 # Kafka's handleBrokerFenced writes the leader moves, then the fence, in one batch
                 if broker_id in state.brokers:
                     state.brokers[broker_id].led_when_fenced = broker_id in self._leaders_moved
-            self._recheck_preferred(event, broker_id)
             before = change.broker_before
+            self._recheck_preferred(event, broker_id, before)
             batch.broker_changes.append(BrokerChange(
                 event.offset, broker_id, before is not None and before.acceptable_leader,
                 fences or etype == "REGISTER_BROKER_RECORD"))

@@ -105,8 +105,8 @@ def preferred_could_lead(p: Partition, state: ClusterState) -> bool:
 
 def overdue_candidate(p: Partition, state: ClusterState) -> int | None:
     """The first broker Kafka's clean election could elect for a leaderless partition (an
-    acceptable ISR member, then ELR member), or None. Unclean candidates are left out: Kafka
-    elects them later, on a timer, and only where the topic allows it."""
+    acceptable ISR member, then ELR member), or None. Unclean candidates are left out: only
+    a topic that allows it elects them (unclean_candidate)."""
     if p.leader != NO_LEADER:
         return None
     candidates = p.isr + p.elr if state.elr_enabled else p.isr

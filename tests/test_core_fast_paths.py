@@ -44,7 +44,10 @@ class UncachedState(ClusterState):
 
 
 class EveryRuleLoop(EventLoop):
-    """Every rule of the fields a change sets, whatever state it leaves; every batch-end rule."""
+    """Every rule of the fields a change sets, whatever state it leaves; every batch-end rule;
+    every batch opened and closed."""
+
+    quiet_batches_skipped = False
 
     def _shaped(self, record_type: str, shape: int) -> tuple[list, list]:
         return super()._shaped(record_type, shape | ONLY_SAVE_CALLS)

@@ -56,3 +56,20 @@ def test_noops_between_batches_change_no_finding(kraft_log):
     assert findings(busy)[: len(findings(quiet))] == findings(quiet)
     assert [f for f in findings(busy) if 0 < f[1] < kraft_log.events[-1].offset and
             f not in findings(quiet)] == []
+
+
+def test_a_noop_batch_in_another_raft_epoch_is_still_judged(kraft_log):
+    # a batch of one NoOp in the current epoch takes the shortest path (no batch opened);
+    # one that opens another epoch must still be judged as any batch is
+    setup(kraft_log)
+    epochs = [1, 1, 3, 3, 2, 3]
+    batches = [kraft_log.batch(NOOP) for _ in epochs]
+    for event in kraft_log.events:
+        event.leader_epoch = 1
+    for (event,), epoch in zip(batches, epochs):
+        event.leader_epoch = epoch
+    out = Auditor(CATALOG).process(kraft_log.events)
+    judged = [f for f in findings(out) if f[0] == "kraft.election-safety"]
+    assert judged == [("kraft.election-safety", batches[2][0].offset),
+                      ("kraft.election-safety", batches[4][0].offset)], findings(out)
+    assert out.applied == len(kraft_log.events) and out.duplicates == 0 and not out.quarantined

@@ -35,7 +35,9 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; with `command`, only that one's options (its module alone
+    is imported: a `check` does not pay for importing the others)."""
     parser = argparse.ArgumentParser(prog="kraft-audit", description=__doc__)
     parser.add_argument("--version", action="version",
                         version=f"kraft-audit {importlib.metadata.version('kraft-audit')}")
@@ -43,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (module, help_text) in COMMANDS.items():
         cmd = sub.add_parser(name, help=help_text, description=help_text)
         cmd.set_defaults(_module=module)
-        _load(module).add_arguments(cmd)
+        if command is None or name == command:
+            _load(module).add_arguments(cmd)
     return parser
 
 
@@ -52,7 +55,8 @@ def _load(module: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
     try:
         return _load(args._module).run(args) or 0
     except BrokenPipeError:  # `kraft-audit dump ... | head`

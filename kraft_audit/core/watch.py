@@ -45,23 +45,29 @@ class Watch:
 
     def partition_moved(self, before: Partition | None, after: Partition | None) -> None:
         electable = self.electable
+        # a wholly known partition (`not p.unknown`) is counted without the two helpers'
+        # calls: this runs on every change
         if before is not None:
             self.partitions -= 1
-            if _electable_known(before):
+            known = not before.unknown
+            if known or _electable_known(before):
                 n = len(before.isr) + len(before.elr)
                 left = electable[n] - 1
                 if left:
                     electable[n] = left
                 else:
                     del electable[n]
-            if under_replicated(before):
+            if (len(before.isr) < len(before.replicas) - len(before.adding_replicas) if known
+                    else under_replicated(before)):
                 self.under_replicated -= 1
         if after is not None:
             self.partitions += 1
-            if _electable_known(after):
+            known = not after.unknown
+            if known or _electable_known(after):
                 n = len(after.isr) + len(after.elr)
                 electable[n] = electable.get(n, 0) + 1
-            if under_replicated(after):
+            if (len(after.isr) < len(after.replicas) - len(after.adding_replicas) if known
+                    else under_replicated(after)):
                 self.under_replicated += 1
 
     def update(self, key: tuple[str, int], mask: int, offset: int, ms: int

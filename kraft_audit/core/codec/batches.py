@@ -598,6 +598,9 @@ def batch_events(batch: Batch, cluster_id: str, source: str, keep_values: bool =
 # key, a 4-byte value (frame 1, apiKey 20, version 0, no tagged fields), no headers.
 NOOP_RECORDS = b"\x14\x00\x00\x00\x01\x08\x01\x14\x00\x00\x00"
 _NOOP_BATCH_SIZE = HEADER_SIZE + len(NOOP_RECORDS)
+_NOOP_COUNT_AND_RECORDS = b"\x00\x00\x00\x01" + NOOP_RECORDS  # from the records count (byte 57) on
+# HEADER's first eight fields (to the base timestamp): all iter_events reads of a header
+_HEADER_HEAD = struct.Struct(HEADER.format[:9])
 _NOOP_API_KEY = 20
 
 
@@ -608,12 +611,12 @@ def iter_events(buf: bytes, cluster_id: str, source: str) -> Iterator[MetadataEv
     is recognised from its bytes and gives its event without decoding anything."""
     end = len(buf)
     view = memoryview(buf)
-    unpack = HEADER.unpack_from
+    unpack = _HEADER_HEAD.unpack_from
     pos = 0
     while pos < end:
         if end - pos >= HEADER_SIZE:
             base_offset, batch_length, epoch, magic, crc, attributes, last_delta, base_ts = unpack(
-                buf, pos)[:8]
+                buf, pos)
             size = LOG_OVERHEAD + batch_length
             if (
                 magic == MAGIC
@@ -626,8 +629,7 @@ def iter_events(buf: bytes, cluster_id: str, source: str) -> Iterator[MetadataEv
                 if (
                     size == _NOOP_BATCH_SIZE
                     and not attributes & ATTR_CONTROL
-                    and view[pos + HEADER_SIZE : pos + size] == NOOP_RECORDS
-                    and buf[pos + 57 : pos + 61] == b"\x00\x00\x00\x01"  # records count 1
+                    and buf.startswith(_NOOP_COUNT_AND_RECORDS, pos + 57)  # count 1, the NoOp
                 ):
                     yield MetadataEvent(cluster_id, source, pos, base_offset, base_offset,
                                         base_offset + last_delta, base_ts, KIND_RECORD,

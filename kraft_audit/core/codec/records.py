@@ -530,12 +530,18 @@ def _compile_encoders(schemas: tuple[MessageSchema, ...]) -> dict[tuple[str, int
     return {key: namespace[name] for key, name in names.items()}
 
 
-_ENCODERS = _compile_encoders(METADATA_RECORDS + tuple(CONTROL_BY_TYPE.values()))
+_ENCODERS: dict[tuple[str, int], Callable] = {}  # compiled on first use: reading a log encodes nothing
+
+
+def _encoder(type_name: str, version: int) -> Callable | None:
+    if not _ENCODERS:
+        _ENCODERS.update(_compile_encoders(METADATA_RECORDS + tuple(CONTROL_BY_TYPE.values())))
+    return _ENCODERS.get((type_name, version))
 
 
 def encode_body(schema: MessageSchema, version: int, data: dict[str, Any]) -> bytes:
     """The message body alone (no frame); missing fields take their default."""
-    encode = _ENCODERS.get((schema.type_name, version))
+    encode = _encoder(schema.type_name, version)
     if encode is None:
         raise ValueError(f"{schema.type_name} has no version {version}")
     out = bytearray()

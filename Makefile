@@ -169,7 +169,7 @@ space := $(empty) $(empty)
 test-kafka-matrix: install kafka-matrix
 	KRAFT_TEST_KAFKA_VERSIONS="$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX)))" \
 	  $(BIN)/python -m pytest -q -m "kafka or story" tests/test_kafka_real.py tests/test_kafka_side_inputs.py \
-	  tests/test_kafka_story.py
+	  tests/test_kafka_story.py tests/test_kafka_liveness.py
 
 # Controller bugs Kafka shipped, each on a release that has it and on the first that fixed it
 # (tests/test_kafka_bugs.py; docs/real-kafka.md has the table).

@@ -290,6 +290,27 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
     return sorted(out, key=lambda i: (i[1], i[0]))
 
 
+def leaders_elected_while_fenced(kafka_dump: dict[str, list[dict]], topic: str,
+                                 partition: int = 0) -> list[int]:
+    """Offsets of kafka-dump-log's records that make a broker the partition's leader while
+    that broker is fenced or not registered, folded from the records alone."""
+    records = sorted({r["offset"]: r for name, recs in kafka_dump.items() if name.endswith(".log")
+                      for r in recs if r["data"] is not None}.values(), key=lambda r: r["offset"])
+    topic_id, brokers, out = None, {}, []
+    for r in records:
+        data = r["data"]
+        if r["type"] == "TOPIC_RECORD" and data["name"] == topic:
+            topic_id = data["topicId"]
+        elif r["type"] in _BROKER_RECORDS:
+            _fold_broker(brokers, r["type"], data)
+        elif (r["type"] in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
+              and data["topicId"] == topic_id and data["partitionId"] == partition
+              and data.get("leader", -2) >= 0
+              and brokers.get(data["leader"], (True, False))[0]):
+            out.append(r["offset"])
+    return out
+
+
 _BROKER_RECORDS = ("REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD",
                    "UNFENCE_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD")
 

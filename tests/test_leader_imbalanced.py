@@ -202,3 +202,20 @@ def test_check_says_how_many_are_open_longer_than_the_controllers_interval(kraft
     auditor = Auditor(CATALOG, settings={"auto_leader_rebalance_enable": False})
     assert build_report(auditor, auditor.process(kraft_log.events), None, None)[
         "condition_bounds_seconds"] == {}
+
+
+def _as_kafka_dump(events) -> dict[str, list[dict]]:
+    return {"00000000000000000000.log": [{"offset": e.offset, "type": e.type, "data": e.data}
+                                         for e in events if isinstance(e, MetadataEvent)]}
+
+
+def test_the_fenced_election_oracle_sees_what_the_rule_sees(kraft_log):
+    """test_kafka_real expects the known fenced-leader election exactly when this fold of
+    Kafka's dump shows one: it must agree with the rule on a log with and without it."""
+    cluster(kraft_log)
+    kraft_log.batch(kraft_log.change(TID, 0, isr=[2, 3], leader=2), kraft_log.fence(1))
+    assert oracles.leaders_elected_while_fenced(_as_kafka_dump(kraft_log.events), "t") == []
+    wrong = offset(kraft_log.batch(kraft_log.change(TID, 0, isr=[1], leader=1)))
+    out = Auditor(CATALOG).process(kraft_log.events)
+    assert "kip966.leader-registered-unfenced" in {v.rule_id for v in out.violations}
+    assert oracles.leaders_elected_while_fenced(_as_kafka_dump(kraft_log.events), "t") == [wrong]

@@ -240,6 +240,13 @@ def _describe_diffs(topics: list[dict], shell: dict, ours: dict) -> list[str]:
 
 # --------------------------------------------------------------------------- conditions
 
+def _segment_records(kafka_dump: dict[str, list[dict]]) -> list[dict]:
+    """The metadata records of the dump's segments (not its snapshots), once each, in
+    offset order."""
+    return sorted({r["offset"]: r for name, recs in kafka_dump.items() if name.endswith(".log")
+                   for r in recs if r["data"] is not None}.values(), key=lambda r: r["offset"])
+
+
 def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: int,
                         partition: int = 0) -> list[tuple[str, int, int | None]]:
     """(condition, start offset, end offset or None) of one partition, folded from
@@ -249,8 +256,7 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
     which is in the ISR, registered, unfenced and not in controlled shutdown: the story's
     log dirs never go offline), each from the record that set it to the record that cleared
     it. `min_isr` is the topic's, fixed for the whole log; unclean election is off."""
-    records = sorted({r["offset"]: r for name, recs in kafka_dump.items() if name.endswith(".log")
-                      for r in recs if r["data"] is not None}.values(), key=lambda r: r["offset"])
+    records = _segment_records(kafka_dump)
     topic_id, state = None, None
     brokers: dict[int, tuple[bool, bool]] = {}  # registered -> (fenced, in controlled shutdown)
     open_at: dict[str, int] = {}
@@ -294,8 +300,7 @@ def leaders_elected_while_fenced(kafka_dump: dict[str, list[dict]], topic: str,
                                  partition: int = 0) -> list[int]:
     """Offsets of kafka-dump-log's records that make a broker the partition's leader while
     that broker is fenced or not registered, folded from the records alone."""
-    records = sorted({r["offset"]: r for name, recs in kafka_dump.items() if name.endswith(".log")
-                      for r in recs if r["data"] is not None}.values(), key=lambda r: r["offset"])
+    records = _segment_records(kafka_dump)
     topic_id, brokers, out = None, {}, []
     for r in records:
         data = r["data"]

@@ -180,22 +180,13 @@ class EventLoop:
                 if batch is not None and offset > batch.last_offset:
                     self._close_batch()
                     batch = None
-                if batch is None:
-                    if (event.type == "NO_OP_RECORD" and offset == batch_end == event.batch_base_offset
-                            and event.leader_epoch == self.raft_epoch and self.last_offset >= 0
-                            and self.quiet_batches_skipped and event.kind == KIND_RECORD
-                            and not event.source.endswith(".checkpoint")):
+                if batch is None and not (
                         # A batch of one NoOpRecord in the current Raft epoch (most of a real
-                        # log): no batch to open, judge or close; placed and counted applied.
-                        last_applied = event
-                        self.last_offset = offset
-                        progressed = True
-                        if event.timestamp_ms > self.clock_ms:
-                            self.clock_ms = event.timestamp_ms
-                        self.last_timestamp_ms = event.timestamp_ms
-                        self.applied += 1
-                        out.applied += 1
-                        continue
+                        # log): no batch to open, judge or close; placed and counted below.
+                        event.type == "NO_OP_RECORD" and offset == batch_end == event.batch_base_offset
+                        and event.leader_epoch == self.raft_epoch and self.last_offset >= 0
+                        and self.quiet_batches_skipped and event.kind == KIND_RECORD
+                        and not event.source.endswith(".checkpoint")):
                     self._batch = BatchInfo(event.batch_base_offset, event.batch_last_offset)
                     self._batch_quiet = True
                     epoch = event.leader_epoch  # judged where it changes: once per epoch

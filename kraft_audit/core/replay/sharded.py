@@ -124,9 +124,7 @@ class ShardedDict:
 
     def __setitem__(self, key, value) -> None:
         data = self._data
-        topic_id, partition = self._part(key)  # _shard(key), inlined: every change writes
-        h = _TOPIC_HASH.get(topic_id)
-        shard = (h + partition * 0x9E3779B1) % SHARDS if h is not None else shard_of(topic_id, partition)
+        shard = shard_of(*self._part(key))  # _shard(key) without its call: every change writes
         if key not in data:
             if shard in self._unloaded:
                 self._load(shard)

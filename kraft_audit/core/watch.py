@@ -12,12 +12,9 @@ from kraft_audit.core.replay.conditions import CONDITIONS, under_replicated
 from kraft_audit.core.replay.partition import Partition
 from kraft_audit.core.replay.sharded import ShardedDict, first_item
 
-# condition name -> ClusterGauges field
-GAUGE_OF = {"under_min_isr": "under_min_isr", "leaderless": "leaderless", "recovering": "unclean_recovery",
-            "manual_election_required": "manual_election_required", "elr_in_use": "elr_in_use",
-            "reassignment_stalled": "reassignment_stalled", "election_overdue": "election_overdue",
-            "leader_imbalanced": "leader_imbalanced",
-            "unclean_election_overdue": "unclean_election_overdue"}
+# condition name -> ClusterGauges field: the same name but for recovering (a gauge named
+# before the condition)
+GAUGE_OF = {name: name for name, _ in CONDITIONS} | {"recovering": "unclean_recovery"}
 
 
 def _electable_known(p: Partition) -> bool:

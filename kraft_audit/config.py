@@ -138,7 +138,9 @@ class AuditConfig:
         {}, "core settings (CoreSettings, docs/rules.md), e.g. {last_known_elr: set}")
     min_insync_replicas: int | None = setting(
         None, "the cluster's min.insync.replicas when the log does not set it (null: unknown, 1 assumed)")
-    server_properties: str | None = setting(None, "a server.properties to read min.insync.replicas from")
+    server_properties: str | None = setting(
+        None, "the controller's server.properties, to read its static configs from (min.insync.replicas, "
+        "unclean.leader.election.enable, auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds)")
     timeout_seconds: float = setting(60, "idle seconds after which pending registration matches are settled")
 
 
@@ -479,7 +481,7 @@ def validate(tree: Mapping[str, Any], check_paths: bool = True) -> Config:
     if not any(_get(cfg, d) for d in SOURCE_LISTS) and not cfg["sources"]["kafka"]:
         raise ConfigError("no input: set `sources.log_dirs` (or kafka, dump_logs, registrations, "
                           "log_dir_inventories), e.g. --log-dir PATH")
-    _resolve_min_isr(cfg["audit"], check_paths)
+    _resolve_static_settings(cfg["audit"], check_paths)
     _check_audit(cfg["audit"], load_rules=check_paths)  # (the rule catalog is a path too)
     cfg["checkpoint"] = str(Path(cfg["checkpoint"]).expanduser().resolve())
     cfg["tables"] = str(Path(cfg["tables"]).expanduser().resolve())
@@ -512,21 +514,23 @@ def _kafka_entry(i: int, item: Any) -> dict:
     return {**item, "starting_offsets": starting or "earliest"}
 
 
-def _resolve_min_isr(audit: dict[str, Any], read_files: bool) -> None:
-    """`audit.min_insync_replicas`, else the one `audit.server_properties` sets, becomes
-    the core's `min_insync_replicas_default` (unless audit.settings names it itself)."""
-    from kraft_audit.sideinputs.server_properties import PropertiesError, min_isr_from_properties
+def _resolve_static_settings(audit: dict[str, Any], read_files: bool) -> None:
+    """The static configs `audit.server_properties` sets, then `audit.min_insync_replicas`,
+    become core settings; what audit.settings names itself wins over both."""
+    from kraft_audit.sideinputs.server_properties import PropertiesError, settings_from_properties
 
     value, path = audit["min_insync_replicas"], audit["server_properties"]
     if value is not None and value < 1:
         raise ConfigError(f"`audit.min_insync_replicas` must be at least 1, got {value}")
-    if value is None and path is not None and read_files:
+    from_file = {}
+    if path is not None and read_files:
         try:
-            value = min_isr_from_properties(Path(path).expanduser())
+            from_file = settings_from_properties(Path(path).expanduser())
         except PropertiesError as exc:
             raise ConfigError(f"`audit.server_properties`: {exc}") from None
     if value is not None:
-        audit["settings"] = {"min_insync_replicas_default": value, **audit["settings"]}
+        from_file["min_insync_replicas_default"] = value
+    audit["settings"] = {**from_file, **audit["settings"]}
 
 
 def _check_audit(audit: dict[str, Any], load_rules: bool) -> None:

@@ -293,3 +293,39 @@ def test_what_is_inferred_says_so_on_real_logs(capsys):
     assert main(["describe", "--json", "--min-insync-replicas", "2", str(log)]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert {r["min_isr_source"] for r in rows} == {"setting"}
+
+
+def test_the_controllers_rebalancing_and_unclean_configs_come_from_server_properties(tmp_path, capsys):
+    # partition 0 on [1, 2] left to 1 alone, 1 fenced: leaderless; 2 is up but not in the ISR
+    lines = [
+        payload("FEATURE_LEVEL_RECORD", {"name": "metadata.version", "featureLevel": 21}),
+        *(payload("REGISTER_BROKER_RECORD", {"brokerId": b, "brokerEpoch": b, "fenced": False,
+                                             "incarnationId": f"AAAAAAAAAAAAAAAAAAAAA{b}"}) for b in (1, 2)),
+        payload("TOPIC_RECORD", {"name": "orders", "topicId": TID}),
+        payload("PARTITION_RECORD", {"partitionId": 0, "topicId": TID, "replicas": [1, 2], "isr": [1],
+                                     "leader": 1, "leaderEpoch": 0, "partitionEpoch": 0}),
+        payload("PARTITION_CHANGE_RECORD", {"partitionId": 0, "topicId": TID, "leader": -1}),
+        payload("BROKER_REGISTRATION_CHANGE_RECORD", {"brokerId": 1, "brokerEpoch": 1, "fenced": 1}),
+    ]
+    log = tmp_path / "dump.txt"
+    log.write_text("\n".join(lines) + "\n")
+    props = tmp_path / "server.properties"
+
+    def report(text: str | None) -> dict:
+        argv = [log, "--json"]
+        if text is not None:
+            props.write_text(text)
+            argv += ["--server-properties", props]
+        run_check(*argv)
+        out = json.loads(capsys.readouterr().out)
+        return {"bounds": out["condition_bounds_seconds"],
+                "open": sorted(c["condition"] for c in out["open_conditions"])}
+
+    assert report(None) == {"bounds": {"leader_imbalanced": 300}, "open": ["leaderless"]}
+    assert report("leader.imbalance.check.interval.seconds=60\n")["bounds"] == {"leader_imbalanced": 60}
+    assert report("auto.leader.rebalance.enable=false\n")["bounds"] == {}
+    # the controller elects uncleanly where its static config allows it: overdue until it does
+    assert report("unclean.leader.election.enable=true\n")["open"] == ["leaderless", "unclean_election_overdue"]
+    props.write_text("auto.leader.rebalance.enable=yes\n")
+    with pytest.raises(UsageError, match="auto.leader.rebalance.enable='yes' must be true or false"):
+        run_check(log, "--server-properties", props)

@@ -168,3 +168,26 @@ def test_no_harness_variable_is_in_the_configuration_namespace(tmp_path, monkeyp
         monkeypatch.setenv(name, str(tmp_path))
     cfg = load_config(overrides={"sources.log_dirs": str(tmp_path)})  # reads os.environ
     assert cfg.sources.log_dirs[0].path == str(tmp_path.resolve())
+
+
+def test_the_controllers_static_configs_come_from_its_server_properties(tmp_path):
+    props = tmp_path / "server.properties"
+    props.write_text("min.insync.replicas=2\nunclean.leader.election.enable=TRUE\n"
+                     "auto.leader.rebalance.enable = false\nleader.imbalance.check.interval.seconds: 60\n")
+    cfg = load_config(overrides={"sources.log_dirs": str(tmp_path), "audit.server_properties": str(props)},
+                      environ={})
+    assert cfg.audit.settings == {"min_insync_replicas_default": 2, "unclean_leader_election_default": True,
+                                  "auto_leader_rebalance_enable": False,
+                                  "leader_imbalance_check_interval_seconds": 60}
+    # audit.min_insync_replicas wins over the file, and audit.settings over both
+    cfg = load_config(overrides={"sources.log_dirs": str(tmp_path), "audit.server_properties": str(props),
+                                 "audit.min_insync_replicas": 3,
+                                 "audit.settings": {"leader_imbalance_check_interval_seconds": 30}},
+                      environ={})
+    assert cfg.audit.settings["min_insync_replicas_default"] == 3
+    assert cfg.audit.settings["leader_imbalance_check_interval_seconds"] == 30
+    props.write_text("leader.imbalance.check.interval.seconds=0\n")
+    with pytest.raises(ConfigError, match=r"`audit.server_properties`: .*leader.imbalance.check.interval.seconds='0' "
+                                          "must be at least 1"):
+        load_config(overrides={"sources.log_dirs": str(tmp_path), "audit.server_properties": str(props)},
+                    environ={})

@@ -26,7 +26,7 @@ from kraft_audit.core.audit import Auditor
 from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.views import iso_or_dash as iso, plural, since
 from kraft_audit.cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
-from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_given, min_isr_line, min_isr_setting
+from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_given, min_isr_line, static_settings
 from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs
 from kraft_audit.core.codec.logdir import metadata_dir, read_meta_properties
 from kraft_audit.core.events import MetadataEvent
@@ -51,8 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def rule_catalog(args: argparse.Namespace):
-    """The catalog named by --rules, with the min ISR flags checked (check and timeline)."""
-    min_isr_setting(args)
+    """The catalog named by --rules, with the static config flags checked (check and timeline)."""
+    static_settings(args)
     try:
         return load_catalog(args.rules)
     except CatalogError as exc:
@@ -61,7 +61,7 @@ def rule_catalog(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     catalog = rule_catalog(args)
-    auditor = Auditor(catalog, {"min_insync_replicas_default": min_isr_setting(args)},
+    auditor = Auditor(catalog, static_settings(args),
                       partition_rows=False)  # the report reads no partition row
     side = list(side_inputs(args, lambda: args.cluster_id or _log_cluster_id(args.path)))
     tally = Tally(args.path)

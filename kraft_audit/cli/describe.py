@@ -20,7 +20,7 @@ from pathlib import Path
 from kraft_audit.core.audit import Auditor
 from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.main import UsageError
-from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_given, min_isr_line, min_isr_setting
+from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_given, min_isr_line, static_settings
 from kraft_audit.cli.views import (NOTHING, SnapshotPlaces, absolute_offsets, ids, iso_utc,
                                    leader_text, parse_iso_utc, plural, print_table as print_columns)
 from kraft_audit.core.events import MetadataEvent
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         rows, print_text = features(replay(path, args.cluster_id, at_offset)), print_features
     else:
         state = replay(path, args.cluster_id, at_offset,
-                       CoreSettings(min_insync_replicas_default=min_isr_setting(args)))
+                       CoreSettings.of(static_settings(args)))
         if args.topic is not None and args.topic not in state.topic_ids:
             raise UsageError(f"topic {args.topic!r} does not exist{point}")
         rows = describe(state, args.topic, PARTITION_FILTERS.get(args.view))

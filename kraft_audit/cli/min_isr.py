@@ -1,12 +1,14 @@
-"""The flags that tell the auditor the cluster's static min.insync.replicas, shared by
-`check`, `describe` and `timeline` (`run` maps them to configuration keys)."""
+"""The flags that tell the auditor the controller's static configs (min.insync.replicas and
+the rest server.properties holds), shared by `check`, `describe` and `timeline` (`run` maps
+them to configuration keys)."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from kraft_audit.cli.main import UsageError
-from kraft_audit.sideinputs.server_properties import MIN_ISR, PropertiesError, min_isr_from_properties
+from kraft_audit.sideinputs.server_properties import MIN_ISR, STATIC_SETTINGS, PropertiesError, settings_from_properties
 
 
 def add_min_isr_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,9 +18,9 @@ def add_min_isr_arguments(parser: argparse.ArgumentParser) -> None:
                              "(it is in the brokers' server.properties); unset: unknown, 1 "
                              "assumed and said so")
     parser.add_argument("--server-properties", metavar="FILE",
-                        help="a controller's or broker's server.properties to read "
-                             "min.insync.replicas from (--min-insync-replicas wins; a cluster "
-                             "config record in the log wins over both, and the output says so)")
+                        help="the controller's server.properties, to read its static "
+                             + ", ".join(STATIC_SETTINGS) + " from (--min-insync-replicas wins; "
+                             "a config record in the log wins over both, and the output says so)")
 
 
 def min_isr_given(args: argparse.Namespace) -> tuple[int | None, str | None]:
@@ -26,12 +28,7 @@ def min_isr_given(args: argparse.Namespace) -> tuple[int | None, str | None]:
     they give none). --min-insync-replicas wins over --server-properties, and says so."""
     value = getattr(args, "min_isr_default", None)
     path = getattr(args, "server_properties", None)
-    from_file = None
-    if path is not None:
-        try:
-            from_file = min_isr_from_properties(path)
-        except PropertiesError as exc:
-            raise UsageError(f"--server-properties: {exc}") from None
+    from_file = _from_file(args).get(STATIC_SETTINGS[MIN_ISR][0])
     if value is not None:
         if value < 1:
             raise UsageError("--min-insync-replicas must be at least 1")
@@ -42,9 +39,20 @@ def min_isr_given(args: argparse.Namespace) -> tuple[int | None, str | None]:
     return None, (f"{path} (it does not set {MIN_ISR})" if path is not None else None)
 
 
-def min_isr_setting(args: argparse.Namespace) -> int | None:
-    """The static min.insync.replicas the flags give, None when they give none."""
-    return min_isr_given(args)[0]
+def static_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The core settings the flags give: every static config --server-properties sets, and
+    the min.insync.replicas min_isr_given chose (None: unknown)."""
+    return {**_from_file(args), "min_insync_replicas_default": min_isr_given(args)[0]}
+
+
+def _from_file(args: argparse.Namespace) -> dict[str, Any]:
+    path = getattr(args, "server_properties", None)
+    if path is None:
+        return {}
+    try:
+        return settings_from_properties(path)
+    except PropertiesError as exc:
+        raise UsageError(f"--server-properties: {exc}") from None
 
 
 def min_isr_line(value: int, source: str, given: int | None = None, given_by: str | None = None) -> str:

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from kraft_audit.cli.log_input import Tally, read_path
-from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_setting
+from kraft_audit.cli.min_isr import add_min_isr_arguments, static_settings
 from kraft_audit.cli.main import UsageError
 from kraft_audit.cli.views import SnapshotPlaces, iso_utc, parse_iso_utc, plural
 
@@ -104,7 +104,7 @@ def log_timeline(args: argparse.Namespace):
     try:
         events = places.watch(tally.count(read_path(Path(args.path), args.cluster_id, "earliest")))
         timeline = partition_timeline(finder.watch(events, places.place), args.topic, args.partition,
-                                      catalog, {"min_insync_replicas_default": min_isr_setting(args)})
+                                      catalog, static_settings(args))
         timeline.last_offset, _ = places.place(timeline.last_offset, timeline.last_timestamp_ms)
     except TimelineError:
         tally.require_records()  # nothing usable: the message every command gives

@@ -1,11 +1,13 @@
-"""The cluster's static min.insync.replicas from a controller's or broker's
-server.properties: before ELR the log never says it (a cluster-level
-ConfigRecord is written only when someone sets it dynamically)."""
+"""The controller's static configs the auditor needs, from a server.properties: the log
+holds them only when someone sets them dynamically (before ELR, never min.insync.replicas;
+never the leader rebalancing ones, which have no dynamic form)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any, Callable
+
 from kraft_audit.errors import PropertiesError  # noqa: F401 (exported here too)
 
 MIN_ISR = "min.insync.replicas"
@@ -28,19 +30,43 @@ def read_properties(path: str | Path) -> dict[str, str]:
 _PAIR = re.compile(r"([^\s=:]*)\s*[=:]?\s*(.*)")
 
 
-def min_isr_from_properties(path: str | Path) -> int | None:
-    """min.insync.replicas set in the file, None when it does not set it (Kafka's default 1
-    applies then, and the auditor says it assumed it)."""
+def _at_least_one(value: str) -> int:
+    number = int(value)  # ValueError: not an integer
+    if number < 1:
+        raise ValueError("must be at least 1")
+    return number
+
+
+def _boolean(value: str) -> bool:
+    # Kafka's ConfigDef reads a BOOLEAN as true/false in any case, and rejects anything else
+    if value.lower() not in ("true", "false"):
+        raise ValueError("must be true or false")
+    return value.lower() == "true"
+
+
+# Kafka's key -> (the CoreSettings field it sets, how Kafka parses and bounds it)
+STATIC_SETTINGS: dict[str, tuple[str, Callable[[str], Any]]] = {
+    MIN_ISR: ("min_insync_replicas_default", _at_least_one),
+    "unclean.leader.election.enable": ("unclean_leader_election_default", _boolean),
+    "auto.leader.rebalance.enable": ("auto_leader_rebalance_enable", _boolean),
+    "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_seconds", _at_least_one),
+}
+
+
+def settings_from_properties(path: str | Path) -> dict[str, Any]:
+    """The core settings (CoreSettings field -> value) that the file's static configs set;
+    a key the file does not set is left out (Kafka's default applies, or the log's value)."""
     try:
-        value = read_properties(path).get(MIN_ISR)
+        props = read_properties(path)
     except OSError as exc:
         raise PropertiesError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if value is None:
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise PropertiesError(f"{path}: {MIN_ISR}={value!r} is not an integer") from None
-    if number < 1:
-        raise PropertiesError(f"{path}: {MIN_ISR}={number} must be at least 1")
-    return number
+    settings = {}
+    for key, (field, parse) in STATIC_SETTINGS.items():
+        if key in props:
+            try:
+                settings[field] = parse(props[key])
+            except ValueError as exc:
+                why = "is not an integer" if "invalid literal" in str(exc) else str(exc)
+                raise PropertiesError(f"{path}: {key}={props[key]!r} {why}") from None
+    return settings
+

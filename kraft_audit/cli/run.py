@@ -126,11 +126,25 @@ def load(args: argparse.Namespace) -> Config:
         raise UsageError(str(exc)) from None
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to sys.stderr as it is at each record, not as it was when the first run
+    started: a later run in the same process (a notebook, a test) may have replaced it and
+    closed the old one."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _):
+        pass
+
+
 def _log_progress() -> None:
     """One line per micro-batch on stderr (only ours: py4j's INFO chatter stays off)."""
     logger = logging.getLogger("kraft_audit")
     if not logger.handlers:
-        handler = logging.StreamHandler()
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
         logger.addHandler(handler)
     logger.setLevel(logging.INFO)

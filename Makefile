@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs test-mutations fixtures-story delta-spark demo demo-kafka test test-fast bench bench-scale clean
+.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs test-mutations fixtures-story fixtures-liveness delta-spark demo demo-kafka test test-fast bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -160,6 +160,13 @@ test-mutations: install
 fixtures-story: install kafka
 	for v in $(KAFKA_4) $(KAFKA_3); do \
 	  $(BIN)/python -m kraft_audit.testing.realkafka.story $$v tests/fixtures/kraft-story/$$v || exit 1; done
+
+# The periodic preferred election (kraft_audit/testing/realkafka/liveness.py) on both lines, each
+# controller log kept with its cluster's audit settings in tests/fixtures/kraft-liveness/<version>/
+# (about a minute a line).
+fixtures-liveness: install kafka
+	for v in $(KAFKA_4) $(KAFKA_3); do \
+	  $(BIN)/python -m kraft_audit.testing.realkafka.liveness $$v tests/fixtures/kraft-liveness/$$v || exit 1; done
 
 # The real-cluster stories on the newest patch of every release line from 3.7 to 4.3, one
 # cluster at a time, ending with a version x scenario table (about 5 minutes a version).

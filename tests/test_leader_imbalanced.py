@@ -204,6 +204,34 @@ def test_check_says_how_many_are_open_longer_than_the_controllers_interval(kraft
         "condition_bounds_seconds"] == {}
 
 
+LIVENESS = Path(__file__).parent / "fixtures" / "kraft-liveness"
+
+
+@pytest.mark.parametrize("version", sorted(p.name for p in LIVENESS.iterdir() if p.is_dir()))
+def test_real_periodic_elections_close_every_interval_within_the_clusters_bound(version, tmp_path):
+    """A real controller with a 3 s check interval (its settings kept beside the log): every
+    interval closes within it, at the controller's own preferred election; each log left
+    without one of those elections holds its interval open past the bound (the mutation
+    class missing-liveness), seen only with the cluster's bound, not with Kafka's default."""
+    from kraft_audit.testing.mutate import SETTINGS_FILE, audit, flagged, generate, log_settings, write_log
+
+    log = LIVENESS / version
+    assert log_settings(log) == {"leader_imbalance_check_interval_seconds": 3}
+    unmutated = audit(log)
+    assert unmutated.violations == [] and unmutated.bounds == {"leader_imbalanced": 3}
+    closed = [c for c in unmutated.intervals if c.condition == "leader_imbalanced"]
+    assert len(closed) >= 4, closed
+    assert all(c.end_ms is not None and c.end_ms - c.start_ms <= 3000 for c in closed), closed
+    assert unmutated.overdue() == []
+    mutants = [m for m in generate(log) if m.cls == "missing-liveness"]
+    assert len(mutants) >= 2  # two periodic elections at least
+    for n, mutant in enumerate(mutants):
+        target = write_log(log, mutant.frames, tmp_path / str(n))
+        assert flagged(mutant, target, audit(target)), mutant.what
+        (target / SETTINGS_FILE).unlink()  # Kafka's default bound (300 s): nothing overdue
+        assert not flagged(mutant, target, audit(target)), mutant.what
+
+
 def _as_kafka_dump(events) -> dict[str, list[dict]]:
     return {"00000000000000000000.log": [{"offset": e.offset, "type": e.type, "data": e.data}
                                          for e in events if isinstance(e, MetadataEvent)]}

@@ -30,7 +30,7 @@ NEW_RULES = ("kraft.snapshot-equals-log", "kraft.partition-ids-in-range", "kraft
 def test_a_log_re_framed_without_a_mutation_reads_and_audits_as_the_original(tmp_path):
     for log in fixture_logs():
         frames = read_frames(log / "__cluster_metadata-0")
-        target = write_log(log, frames, tmp_path / log.name)
+        target = write_log(log, frames, tmp_path / log.parent.name / log.name)
         assert audit_log(target) == []
         assert sum(len(f.records) for f in read_frames(target / "__cluster_metadata-0")) == \
             sum(len(f.records) for f in frames)

@@ -31,6 +31,7 @@ from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs
 from kraft_audit.core.codec.logdir import metadata_dir, read_meta_properties
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.image import verify_snapshots
+from kraft_audit.core.replay.conditions import condition_bounds_seconds, past_bound
 from kraft_audit.core.replay.state import SOURCE_TEXT
 from kraft_audit.core.rules import CatalogError, load_catalog
 from kraft_audit.sideinputs.order import by_time, merge_by_time
@@ -133,7 +134,7 @@ def build_report(auditor: Auditor, out, cluster_id: str | None, first,
         "open_conditions": [{**asdict(c), "open_seconds": (gauges.last_timestamp_ms - c.start_ms) / 1000}
                             for c in auditor.open_conditions()],
         # how long a correct controller may leave a condition open, where its settings say it
-        "condition_bounds_seconds": _bounds(auditor.state.settings),
+        "condition_bounds_seconds": condition_bounds_seconds(auditor.state.settings),
         "brokers": [{"broker_id": b.broker_id, "epoch": b.epoch, "registered": b.registered,
                      "fenced": b.fenced, "in_controlled_shutdown": b.in_controlled_shutdown,
                      "last_shutdown": b.last_shutdown, "last_shutdown_source": b.last_shutdown_source,
@@ -143,13 +144,6 @@ def build_report(auditor: Auditor, out, cluster_id: str | None, first,
         "quarantined": [{"source": q.source, "position": q.position, "offset": q.offset,
                          "reason": q.reason} for q in out.quarantined],
     }
-
-
-def _bounds(settings) -> dict[str, int]:
-    """leader_imbalanced: the controller's leader.imbalance.check.interval.seconds (setting)."""
-    if not settings.auto_leader_rebalance_enable:
-        return {}
-    return {"leader_imbalanced": settings.leader_imbalance_check_interval_seconds}
 
 
 def _log_cluster_id(path: str) -> str | None:
@@ -241,7 +235,8 @@ def _print_conditions(conditions: list[dict], log_now_ms: int, every: bool,
         oldest = min(rows, key=lambda c: c["start_ms"])
         bound = bounds.get(name)
         past = "" if bound is None else (
-            f"; {sum(c['open_seconds'] > bound for c in rows)} open longer than the controller's "
+            f"; {sum(past_bound(name, c['start_ms'], log_now_ms, bounds) for c in rows)} open longer "
+            "than the controller's "
             f"bound ({bound} s)")
         print(f"  {name} x{len(rows)}; topics {_counts((c['topic'] or c['topic_id'] for c in rows), every)}; "
               f"oldest {since(oldest['start_ms'], log_now_ms)}{past}")

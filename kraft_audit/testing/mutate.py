@@ -1,7 +1,8 @@
 """Mutation testing over real metadata logs: mutants of a catalog of controller mistakes.
 
-From a real `__cluster_metadata-0` log dir (tests/fixtures/kraft-real, and kraft-story: a real
-cluster's log holding every record type a cluster writes), each mutant is the
+From a real `__cluster_metadata-0` log dir (tests/fixtures/kraft-real, kraft-story: a real
+cluster's log holding every record type a cluster writes, and kraft-liveness: a real
+controller's periodic preferred elections, its settings beside it), each mutant is the
 same log with one controller mistake in it, written back as Kafka lays a log out: the
 records are changed at the record level and every batch is re-framed (offsets, CRC-32C), so
 the codec reads each mutant as a well-formed log. Every class below states why no correct
@@ -10,9 +11,11 @@ log at hand (the record it breaks has what makes it wrong: a later dependent, a 
 that exists, ...).
 
 The score of a class is the share of its mutants the auditor flags (the core,
-single-process, as `kraft-audit check` runs it: `audit_log`) with a finding at the mutated
-place: an offset of the atomic batch holding the first record that makes the log impossible
-(or, for a snapshot, the snapshot's end offset - 1). Every mutant names the record type it
+single-process, as `kraft-audit check` runs it, with the settings kept beside the log:
+`audit`) with a finding at the mutated place: an offset of the atomic batch holding the first
+record that makes the log impossible (or, for a snapshot, the snapshot's end offset - 1); a
+liveness mutant, with its condition open on its partition there and for longer than the
+controller's bound (`flagged`). Every mutant names the record type it
 mutates, and the score is also given per record type and class.
 
     python -m kraft_audit.testing.mutate [LOG_DIR ...]   # the score per class and per type
@@ -21,6 +24,7 @@ mutates, and the score is also given per record type and class.
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import re
 import shutil
@@ -41,6 +45,9 @@ from kraft_audit.core.codec.schemas import CONTROL_BY_NAME
 from kraft_audit.core.codec.schemas import upper_snake
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.image import verify_snapshots
+from kraft_audit.core.replay.conditions import condition_bounds_seconds, past_bound
+from kraft_audit.core.replay.settings import CoreSettings
+from kraft_audit.core.rows import ConditionChange
 from kraft_audit.core.rules.catalog import Catalog, load_catalog
 from kraft_audit.core.rules.cluster_records import FEATURE_DEPENDENCIES, feature_needs
 from kraft_audit.core.rules.docs import MUTATION_CLASSES
@@ -49,6 +56,8 @@ from kraft_audit.core.rules.directories import UNASSIGNED as UNASSIGNED_DIR
 
 CONTROL_BIT = 0x20
 INT32_MAX = 2**31 - 1
+# beside a fixture's log: the auditor's settings (CoreSettings keys) that match its cluster's own
+SETTINGS_FILE = "audit-settings.json"
 
 
 # ---------------------------------------------------------------- the log as records
@@ -110,7 +119,7 @@ def write_log(source: Path, frames: list[Frame], target: Path,
     data_dir = src.parent if src.name == METADATA_DIR else src
     out = target / METADATA_DIR
     out.mkdir(parents=True, exist_ok=True)
-    for name in (META_PROPERTIES, BOOTSTRAP_CHECKPOINT):
+    for name in (META_PROPERTIES, BOOTSTRAP_CHECKPOINT, SETTINGS_FILE):
         if (data_dir / name).exists():
             shutil.copy(data_dir / name, target / name)
     parts, offset = [], 0
@@ -167,6 +176,8 @@ class Mutant:
     offset: int  # the first offset (renumbered) where the log became impossible
     snapshots: dict[str, list] | None = None
     rtype: str = ""  # the record type mutated (filled from `what` when a generator leaves it)
+    # a liveness mutant: (condition, topic id, partition) that must stay open past its bound
+    liveness: tuple[str, str, int] | None = None
 
 
 # class -> why no correct controller writes any of its mutants (docs/rules.md renders it)
@@ -746,6 +757,7 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
     # (below: generators added after the others, so the samples above stay as they were)
     yield from _feature_dependency_mutants(frames, pos, per_kind, rng)
     yield from _controlled_shutdown_mutants(frames, pos, per_kind, rng)
+    yield from _missing_election_mutants(log_dir, frames, pos, per_kind, rng)
 
 
 _FEATURE = "FEATURE_LEVEL_RECORD"
@@ -849,6 +861,84 @@ def _controlled_shutdown_mutants(frames, pos, per_kind: int, rng: random.Random)
                      rtype="PARTITION_CHANGE_RECORD")
 
 
+_IMBALANCED = "leader_imbalanced"
+_OVERDUE = "election_overdue"
+# judged where an operation ends: any interval of them is a promise broken (no bound to wait)
+AT_OPERATION_END = (_OVERDUE, "unclean_election_overdue")
+_BROKER_RECORDS = ("REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD", "FENCE_BROKER_RECORD",
+                   "UNFENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD")
+_UNSET = {"leader": -2, "leaderRecoveryState": -1}  # a change record's "no change" values
+
+
+def _missing_election_mutants(log_dir: Path, frames, pos, per_kind: int,
+                              rng: random.Random) -> Iterator[Mutant]:
+    """An election the controller promises, left out. Each dropped record is a change that only
+    sets the leader:
+
+    - to the partition's first replica, from another leader (the controller's preferred
+      election, periodic or asked for), where the log then goes on for two check intervals
+      (the log's settings: SETTINGS_FILE) with no record about the partition or that
+      replica's broker. The controller elected it, so it could lead; left as it was, it still
+      could past the bound, which no controller that rebalances leaders allows
+      (leader_imbalanced);
+    - of a leaderless partition, to an ISR member (an ELR member when the ISR is empty): a
+      clean election in the operation that made that replica electable (an unfence). Left
+      out, the operation ends with the partition leaderless while a clean candidate could
+      lead, which no controller allows (election_overdue, judged at the operation's end)."""
+    bound = condition_bounds_seconds(CoreSettings.of(log_settings(log_dir))).get(_IMBALANCED)
+    last_ms = max((f.timestamp_ms for f in frames if f.records), default=0)
+    replicas: dict[tuple, list[int]] = {}
+    leaders: dict[tuple, int] = {}
+    isr: dict[tuple, list[int]] = {}
+    elr: dict[tuple, list[int]] = {}
+    preferred, leaderless = [], []
+    for fi, ri, off in pos:
+        r = frames[fi].records[ri]
+        if r.data is None or r.type not in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
+            continue
+        key = (r.data["topicId"], r.data["partitionId"])
+        if r.type == "PARTITION_CHANGE_RECORD" and key in replicas:
+            changed = {k for k, v in r.data.items() if k not in ("topicId", "partitionId")
+                       and v is not None and _UNSET.get(k) != v}
+            first = replicas[key][0] if replicas[key] else None
+            new = r.data["leader"]
+            if changed == {"leader"} and new == first != leaders[key] >= 0:
+                preferred.append(((fi, ri, off), key, first))
+            elif changed == {"leader"} and leaders[key] == -1 and new >= 0 and (
+                    new in isr[key] or (not isr[key] and new in elr[key])):
+                leaderless.append(((fi, ri, off), key, new))
+        if r.data.get("replicas") is not None:
+            replicas[key] = list(r.data["replicas"])
+        if r.data.get("leader", -2) != -2:
+            leaders[key] = r.data["leader"]
+        if r.data.get("isr") is not None:
+            isr[key] = list(r.data["isr"])
+        if r.data.get("eligibleLeaderReplicas") is not None or r.type == "PARTITION_RECORD":
+            elr[key] = list(r.data.get("eligibleLeaderReplicas") or [])
+    candidates = []
+    for p, key, broker in preferred if bound is not None else ():
+        at_ms = frames[p[0]].timestamp_ms
+        after = _first_after(frames, pos, p[2], lambda r, key=key, broker=broker: (
+            (r.data.get("topicId"), r.data.get("partitionId")) == key
+            or (r.type == "REMOVE_TOPIC_RECORD" and r.data.get("topicId") == key[0])
+            or (r.type in _BROKER_RECORDS and r.data.get("brokerId", r.data.get("id")) == broker)))
+        until_ms = frames[after[0]].timestamp_ms if after else last_ms
+        if until_ms - at_ms > 2 * bound * 1000:
+            candidates.append((p, key, broker))
+    for p, key, broker in _sample(candidates, per_kind, rng):
+        m = _copy(frames)
+        del m[p[0]].records[p[1]]
+        yield Mutant("missing-liveness", f"PartitionChangeRecord at {p[2]} left out: the election of "
+                     f"preferred replica {broker}", m, p[2], rtype="PARTITION_CHANGE_RECORD",
+                     liveness=(_IMBALANCED, key[0], key[1]))
+    for p, key, broker in _sample(leaderless, per_kind, rng):
+        m = _copy(frames)
+        del m[p[0]].records[p[1]]
+        yield Mutant("missing-liveness", f"PartitionChangeRecord at {p[2]} left out: the election of "
+                     f"in-sync replica {broker} of a leaderless partition", m, p[2],
+                     rtype="PARTITION_CHANGE_RECORD", liveness=(_OVERDUE, key[0], key[1]))
+
+
 def _leader_before(frames, pos, offset: int, topic_id: str, partition: int) -> int | None:
     leader = None
     for fi, ri, o in pos:
@@ -920,16 +1010,53 @@ def catalog_without(disabled: tuple[str, ...] = ()):
                    catalog.directory)
 
 
-def audit_log(log_dir: Path, catalog=None) -> list:
-    """Every finding `kraft-audit check` gives on a log dir: the core's, and each snapshot's
-    comparison with the log."""
-    auditor = Auditor(catalog if catalog is not None else load_catalog(), partition_rows=False)
+def log_settings(log_dir: Path) -> dict:
+    """The auditor's settings kept beside a log (SETTINGS_FILE: CoreSettings keys matching its
+    cluster's own, such as the controller's leader.imbalance.check.interval.seconds); {}
+    without one (the defaults: Kafka's)."""
+    src = metadata_dir(log_dir)
+    path = (src.parent if src.name == METADATA_DIR else src) / SETTINGS_FILE
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+@dataclass
+class Audited:
+    """What the audit of a log gives: its findings, every condition interval (closed ones
+    with their end, open ones as of the log's newest record) and each liveness bound."""
+
+    violations: list
+    intervals: list[ConditionChange]
+    last_ms: int
+    bounds: dict[str, int]
+
+    def overdue(self) -> list[ConditionChange]:
+        """The intervals open longer than their bound, in the log's time (as `check` counts
+        them: past_bound), and every interval of a condition judged where an operation ends."""
+        return [c for c in self.intervals if c.condition in AT_OPERATION_END
+                or past_bound(c.condition, c.start_ms, self.last_ms if c.end_ms is None else c.end_ms,
+                              self.bounds)]
+
+
+def audit(log_dir: Path, catalog=None) -> Audited:
+    """The audit `kraft-audit check` runs on a log dir, with the settings kept beside it: the
+    core's findings and each snapshot's comparison with the log, and the condition intervals."""
+    auditor = Auditor(catalog if catalog is not None else load_catalog(), log_settings(log_dir),
+                      partition_rows=False)
     cluster_id = read_meta_properties(log_dir).get("cluster.id", "")
     out = auditor.process(read_log_dir(log_dir, cluster_id))
     violations = list(out.violations)
     for comparison in verify_snapshots(log_dir, cluster_id):
         violations.extend(auditor.judge_snapshot(comparison).violations)
-    return violations
+    intervals = {c.interval_id: c for c in out.conditions}  # a closing row replaces its opening
+    intervals.update((c.interval_id, c) for c in auditor.open_conditions())
+    return Audited(violations, list(intervals.values()), auditor.last_timestamp_ms,
+                   condition_bounds_seconds(auditor.settings))
+
+
+def audit_log(log_dir: Path, catalog=None) -> list:
+    """Every finding `kraft-audit check` gives on a log dir: the core's, and each snapshot's
+    comparison with the log."""
+    return audit(log_dir, catalog).violations
 
 
 def batch_of(log_dir: Path, offset: int) -> tuple[int, int]:
@@ -941,9 +1068,17 @@ def batch_of(log_dir: Path, offset: int) -> tuple[int, int]:
     return offset, offset
 
 
-def flagged(mutant: Mutant, log_dir: Path, violations: list) -> bool:
+def flagged(mutant: Mutant, log_dir: Path, audited: Audited) -> bool:
+    """A finding in the mutated batch; for a liveness mutant, its condition open on its
+    partition at the mutated batch's end and for longer than the controller's bound (a
+    condition judged where an operation ends: open at all)."""
     first, last = batch_of(log_dir, mutant.offset)
-    return any(first <= v.offset <= last for v in violations)
+    if mutant.liveness is not None:
+        condition, topic_id, partition = mutant.liveness
+        return any(c.condition == condition and c.topic_id == topic_id and c.partition == partition
+                   and c.start_offset <= last and (c.end_offset is None or c.end_offset > last)
+                   for c in audited.overdue())
+    return any(first <= v.offset <= last for v in audited.violations)
 
 
 @dataclass
@@ -967,12 +1102,12 @@ def score(log_dirs: list[Path], work: Path, per_kind: int = 4, disabled: tuple[s
     clean = {}
     for log_dir in log_dirs:
         name = _log_name(log_dir)
-        clean[name] = len(audit_log(log_dir, catalog))
+        unmutated = audit(log_dir, catalog)
+        clean[name] = len(unmutated.violations) + len(unmutated.overdue())
         for n, mutant in enumerate(generate(log_dir, per_kind)):
             target = work / f"{name.replace('/', '-')}-{n}"
             write_log(log_dir, mutant.frames, target, mutant.snapshots)
-            found = audit_log(target, catalog)
-            hit = flagged(mutant, target, found)
+            hit = flagged(mutant, target, audit(target, catalog))
             for s in (scores[mutant.cls], by_type.setdefault(mutant.rtype, {}).setdefault(mutant.cls, Score())):
                 s.mutants += 1
                 if hit:
@@ -1007,10 +1142,12 @@ def _log_name(log_dir: Path) -> str:
 
 
 def fixture_logs() -> list[Path]:
-    """The real logs kept in tests/fixtures: kraft-real (from public repositories) and
-    kraft-story (the every-record-type story on two 4.x lines and a 3.x line)."""
+    """The real logs kept in tests/fixtures: kraft-real (from public repositories),
+    kraft-story (the every-record-type story on two 4.x lines and a 3.x line) and
+    kraft-liveness (periodic preferred elections on a 4.x and a 3.x line, each with the
+    settings of its cluster beside it: SETTINGS_FILE)."""
     root = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
-    return [p for folder in ("kraft-real", "kraft-story")
+    return [p for folder in ("kraft-real", "kraft-story", "kraft-liveness")
             for p in sorted((root / folder).iterdir()) if p.is_dir()]
 
 
@@ -1020,7 +1157,8 @@ def main(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m kraft_audit.testing.mutate")
     parser.add_argument("logs", nargs="*",
-                        help="log dirs (default: tests/fixtures/kraft-real/* and kraft-story/*)")
+                        help="log dirs (default: tests/fixtures/kraft-real/*, kraft-story/* and "
+                        "kraft-liveness/*)")
     parser.add_argument("--without", action="append", default=[], metavar="RULE",
                         help="score with this rule disabled (repeatable)")
     args = parser.parse_args(argv)
@@ -1028,7 +1166,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as work:
         scores, clean, by_type = score(dirs, Path(work), disabled=tuple(args.without))
     for name, n in clean.items():
-        print(f"unmutated {name}: {n} findings")
+        print(f"unmutated {name}: {n} findings and intervals open past their bound")
     print(table(scores))
     print(type_table(by_type))
     for cls, s in scores.items():

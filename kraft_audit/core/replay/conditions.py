@@ -177,3 +177,19 @@ def _partly_known_mask(p: Partition, min_isr: int) -> int:
     if "elr" not in unknown and p.elr:
         mask |= ELR_IN_USE
     return mask
+
+
+def condition_bounds_seconds(settings) -> dict[str, int]:
+    """How long a correct controller may leave a liveness condition open, where its settings
+    say it: leader_imbalanced, one leader.imbalance.check.interval.seconds (the setting), when
+    it rebalances leaders."""
+    if not settings.auto_leader_rebalance_enable:
+        return {}
+    return {"leader_imbalanced": settings.leader_imbalance_check_interval_seconds}
+
+
+def past_bound(condition: str, start_ms: int, until_ms: int, bounds: dict[str, int]) -> bool:
+    """Whether an interval of `condition` open from start_ms until until_ms (its end, or the
+    log's newest record while it is open) lasted longer than its bound, in the log's time."""
+    bound = bounds.get(condition)
+    return bound is not None and until_ms - start_ms > bound * 1000

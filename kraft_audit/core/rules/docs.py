@@ -102,6 +102,16 @@ MUTATION_CLASSES = {
         'epoch or ISR changed, a topic renamed, a config value changed, a partition left out, '
         'an ACL, SCRAM credential, quota, token, feature level, producer-id block or broker '
         'epoch changed',
+    "missing-liveness":
+        'an election the controller promises is gone, and the log goes on past its bound: a '
+        'preferred-leader election (the change that only moves the leader to the first '
+        'replica) left out where the log then runs two leader.imbalance.check.interval.seconds '
+        "with nothing about the partition or that replica's broker (the controller elected it, "
+        'so it could lead; it still can, and a controller that rebalances leaders elects it '
+        'within one interval); the clean election of a leaderless partition (the change that '
+        'only sets its leader, to an ISR member) left out of the operation that made the '
+        'replica electable (a controller elects in that operation, never leaves it leaderless '
+        'past its end)',
 }
 
 MUTATIONS = """
@@ -109,19 +119,29 @@ MUTATIONS = """
 
 `make test-mutations` (`python -m kraft_audit.testing.mutate`, `pytest -m mutations`; about
 3 minutes on 2 cores, its own target, run by `.ci/run` after `make test`) takes
-the real logs in `tests/fixtures/kraft-real/` and `tests/fixtures/kraft-story/` (a real
-cluster's log holding every record type a cluster writes, on two 4.x lines and a 3.x line), writes
+the real logs in `tests/fixtures/kraft-real/`, `tests/fixtures/kraft-story/` (a real
+cluster's log holding every record type a cluster writes, on two 4.x lines and a 3.x line) and
+`tests/fixtures/kraft-liveness/` (a real controller's periodic preferred elections with a 3 s
+leader.imbalance.check.interval.seconds, on a 4.x and a 3.x line), writes
 mutants of them with one controller
 mistake each (records changed at the record level, every batch re-framed with valid offsets
-and CRCs) and audits each as `kraft-audit check` does. A mutant counts as flagged when a
+and CRCs) and audits each as `kraft-audit check` does, with the settings of its cluster where
+a log keeps them beside it (`audit-settings.json`: CoreSettings keys, here the check
+interval; Kafka's defaults otherwise). A mutant counts as flagged when a
 finding falls in the atomic batch of the first record that makes the log impossible (for a
-snapshot: at its end offset - 1). Each unmutated log must give no finding. The classes, and
+snapshot: at its end offset - 1); a liveness mutant (`missing-liveness`) when its condition
+is open on its partition at the end of that batch and stays open longer than the
+controller's bound in the log's time, closed later or still open at the log's end (what
+`kraft-audit check` counts as "open longer than the controller's bound": `past_bound` in
+`kraft_audit/core/replay/conditions.py`; a condition judged where an operation ends has no
+bound to wait: open at all). Each unmutated log must give no finding and no interval open
+past its bound. The classes, and
 why no correct controller writes a mutant of them:
 
 {class_rows}
 
 Every mutant names the record type it mutates, and the run prints the score per record type
-and class too. Score per class on the six real logs (4 mutants per kind of mistake, record
+and class too. Score per class on the eight real logs (4 mutants per kind of mistake, record
 type and log, seed 7),
 before the rules written for the whole image and for every record type (`NEW_RULES` in
 tests/test_mutations.py: `kraft.snapshot-equals-log`, `kraft.snapshot-framing`, the field,
@@ -140,13 +160,40 @@ the issue time of the creation); the age a renewal needs is bounded by no settin
 log, and a 3.x controller migrating from ZooKeeper writes tokens issued long before, so no
 invariant any correct controller keeps separates them. The run's table per record type and
 class shows them.
+
+`missing-liveness` is scored by conditions, not rules: `--without` cannot turn them off, so
+its "before" column counts them too (before issue 21 no liveness condition judged it: 0%).
+Its mutants come from the kraft-liveness logs (preferred elections, `leader_imbalanced`)
+and from the kraft-real logs (a broker's unfence electing the partitions it left
+leaderless, `election_overdue`: any interval of it is a promise broken, since the
+controller elects a clean candidate in the operation that makes it electable, and the
+condition is judged where that operation ends).
+Why no correct controller leaves out a preferred election: a controller that rebalances leaders
+(auto.leader.rebalance.enable, Kafka's default) runs its balance task every
+leader.imbalance.check.interval.seconds while any partition is led by another than its first
+replica, rescheduling it after each run (QuorumController), and each run elects the first
+replica of every such partition where that replica is in the ISR and an acceptable leader
+(ReplicationControlManager, PartitionChangeBuilder's preferred election). The mutant drops a
+change that only moves the leader to the first replica; that replica could lead when the
+controller elected it, and stays able to, since the generator drops only an election after
+which the log runs two check intervals with no record about the partition or that replica's
+broker. The imbalance then lasts more than twice the bound where one interval (plus the
+event queue's latency) is promised: on the real logs every interval closes 1.0 to 2.2 s
+after it opens, with a 3 s interval. Measured with the log's own settings only: with
+Kafka's default bound (300 s) the same mutants are not flagged
+(tests/test_leader_imbalanced.py). Not scored yet: `unclean_election_overdue` needs a
+real log with an unclean election the controller made by itself (a topic that allows it),
+which no fixture holds; `reassignment_stalled` has no mutant of this kind, since a
+controller completes a reassignment in the record that brings its last adding replica into
+the ISR, and leaving that record out leaves out the ISR change that would open it.
 """
 
 # Measured by `python -m kraft_audit.testing.mutate` (and its `--without` run for "before");
 # the mutations test fails when the measured table departs from these rows.
-SCORES = (("wrong-value", 424, 95, 424), ("missing-record", 93, 55, 91), ("extra-record", 122, 51, 122),
-          ("reordered-record", 71, 44, 68), ("wrong-type", 61, 40, 61), ("overflow", 202, 48, 202),
-          ("unparseable-string", 137, 24, 137), ("snapshot-differs", 161, 24, 161))
+SCORES = (("wrong-value", 522, 127, 522), ("missing-record", 115, 69, 113), ("extra-record", 144, 67, 144),
+          ("reordered-record", 81, 54, 78), ("wrong-type", 71, 50, 71), ("overflow", 242, 64, 242),
+          ("unparseable-string", 153, 32, 153), ("snapshot-differs", 161, 24, 161),
+          ("missing-liveness", 16, 16, 16))
 
 
 def mutation_section() -> str:

@@ -24,7 +24,6 @@ mutates, and the score is also given per record type and class.
 from __future__ import annotations
 
 import itertools
-import json
 import random
 import re
 import shutil
@@ -49,6 +48,7 @@ from kraft_audit.core.replay.conditions import condition_bounds_seconds, past_bo
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.rows import ConditionChange
 from kraft_audit.core.rules.catalog import Catalog, load_catalog
+from kraft_audit.sideinputs.server_properties import settings_from_properties
 from kraft_audit.core.rules.cluster_records import FEATURE_DEPENDENCIES, feature_needs
 from kraft_audit.core.rules.docs import MUTATION_CLASSES
 from kraft_audit.core.rules.directories import LOST as LOST_DIR
@@ -57,7 +57,7 @@ from kraft_audit.core.rules.directories import UNASSIGNED as UNASSIGNED_DIR
 CONTROL_BIT = 0x20
 INT32_MAX = 2**31 - 1
 # beside a fixture's log: the auditor's settings (CoreSettings keys) that match its cluster's own
-SETTINGS_FILE = "audit-settings.json"
+SETTINGS_FILE = "server.properties"  # the controller's static configs the audit needs
 
 
 # ---------------------------------------------------------------- the log as records
@@ -1011,12 +1011,12 @@ def catalog_without(disabled: tuple[str, ...] = ()):
 
 
 def log_settings(log_dir: Path) -> dict:
-    """The auditor's settings kept beside a log (SETTINGS_FILE: CoreSettings keys matching its
-    cluster's own, such as the controller's leader.imbalance.check.interval.seconds); {}
-    without one (the defaults: Kafka's)."""
+    """The auditor's settings from the controller's static configs kept beside a log
+    (SETTINGS_FILE, as `--server-properties` reads it: here its
+    leader.imbalance.check.interval.seconds); {} without one (the defaults: Kafka's)."""
     src = metadata_dir(log_dir)
     path = (src.parent if src.name == METADATA_DIR else src) / SETTINGS_FILE
-    return json.loads(path.read_text()) if path.exists() else {}
+    return settings_from_properties(path) if path.exists() else {}
 
 
 @dataclass

@@ -126,8 +126,8 @@ leader.imbalance.check.interval.seconds, on a 4.x and a 3.x line), writes
 mutants of them with one controller
 mistake each (records changed at the record level, every batch re-framed with valid offsets
 and CRCs) and audits each as `kraft-audit check` does, with the settings of its cluster where
-a log keeps them beside it (`audit-settings.json`: CoreSettings keys, here the check
-interval; Kafka's defaults otherwise). A mutant counts as flagged when a
+a log keeps them beside it (its controller's `server.properties`, as `--server-properties`
+reads it, here the check interval; Kafka's defaults otherwise). A mutant counts as flagged when a
 finding falls in the atomic batch of the first record that makes the log impossible (for a
 snapshot: at its end offset - 1); a liveness mutant (`missing-liveness`) when its condition
 is open on its partition at the end of that batch and stays open longer than the

@@ -6,16 +6,16 @@ controller's periodic task (auto.leader.rebalance.enable, Kafka's default) elect
 the leader of the partitions it prefers. The log goes on a few check intervals after each
 election, so that a log missing one of them would hold an imbalance open past the bound.
 
-tests/fixtures/kraft-liveness/<version>/ keeps each line's controller log with an
-`audit-settings.json` beside it: the auditor's settings (CoreSettings) that match the
-cluster's, read by the mutation tests (kraft_audit/testing/mutate.py).
+tests/fixtures/kraft-liveness/<version>/ keeps each line's controller log with a
+`server.properties` beside it: the controller's static configs the audit needs (what
+`kraft-audit check --server-properties` reads), read by the mutation tests too
+(kraft_audit/testing/mutate.py).
 
     python -m kraft_audit.testing.realkafka.liveness VERSION TARGET_DIR [--workdir DIR]
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import tempfile
@@ -86,8 +86,10 @@ def main(argv: list[str]) -> int:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix=f"kraft-liveness-{args.version}-"))
     cluster = run_liveness(args.version, workdir)
     keep(cluster, args.target)
-    (args.target / SETTINGS_FILE).write_text(json.dumps(
-        {"leader_imbalance_check_interval_seconds": INTERVAL_S}, indent=1) + "\n")
+    (args.target / SETTINGS_FILE).write_text(
+        "# the controller's static configs the audit needs (the rest of its file names this\n"
+        "# machine's paths and ports)\n"
+        f"leader.imbalance.check.interval.seconds={INTERVAL_S}\n")
     if args.workdir is None:  # a failed run raised above and left its files to look at
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"kept {args.target}")

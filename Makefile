@@ -162,7 +162,7 @@ fixtures-story: install kafka
 	  $(BIN)/python -m kraft_audit.testing.realkafka.story $$v tests/fixtures/kraft-story/$$v || exit 1; done
 
 # The periodic preferred election (kraft_audit/testing/realkafka/liveness.py) on both lines, each
-# controller log kept with its cluster's audit settings in tests/fixtures/kraft-liveness/<version>/
+# controller log kept with its controller's server.properties in tests/fixtures/kraft-liveness/<version>/
 # (about a minute a line).
 fixtures-liveness: install kafka
 	for v in $(KAFKA_4) $(KAFKA_3); do \

@@ -465,7 +465,7 @@ class EventLoop:
         c.event, c.before, c.after = event, before, after
         c.elr_enabled, c.min_isr = elr_enabled, judged_min_isr
         site = _new(Site, (event.offset, event.timestamp_ms, key, event, before, after, None))
-        rules, end_rules = self._shaped(etype, shape)
+        rules, end_rules = self._rules_by_shape.get((etype, shape)) or self._shaped(etype, shape)
         self._run(rules, site)
         if before is not None:
             # kept even when no batch-end rule can fire on its shape: the registration

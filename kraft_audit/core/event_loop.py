@@ -160,8 +160,9 @@ class EventLoop:
                 findings.quarantine_row(event, count=True)
                 continue
             if type(event) is NoOpRun:
-                if self._quiet_run(event, out):
-                    progressed, last_applied = True, event.event(event.count - 1)
+                last = self._quiet_run(event, out)
+                if last is not None:
+                    progressed, last_applied = True, last
                 else:  # where a NoOp is judged (a new Raft epoch, the log's start) or skipped
                     progressed, last_applied = self._events(event.events(), out, progressed, last_applied)
                 continue
@@ -228,16 +229,16 @@ class EventLoop:
                 self._close_batch()
         return progressed, last_applied
 
-    def _quiet_run(self, run: NoOpRun, out: AuditOutput) -> bool:
+    def _quiet_run(self, run: NoOpRun, out: AuditOutput) -> MetadataEvent | None:
         """A run of NoOp batches placed and counted at once, as the quiet path above takes each
-        when it takes the first (the others follow it in its epoch); False, nothing done, when
-        the first would not take it."""
+        when it takes the first (the others follow it in its epoch): its last event. None,
+        nothing done, when the first would not take it."""
         if not (run.leader_epoch == self.raft_epoch and 0 <= self.last_offset < run.first_offset
                 and self.quiet_batches_skipped and not run.source.endswith(".checkpoint")):
-            return False
+            return None
         batch = self._batch
         if batch is not None and run.first_offset <= batch.last_offset:
-            return False
+            return None
         if run.cluster_id != self.cluster_id:
             self.cluster_id = self.findings.cluster_id = run.cluster_id
         if batch is not None:
@@ -249,7 +250,7 @@ class EventLoop:
         self.last_timestamp_ms = last.timestamp_ms
         self.applied += run.count
         out.applied += run.count
-        return True
+        return last
 
     def _placed(self, event: MetadataEvent) -> MetadataEvent:
         """A snapshot's record where it belongs in the log, for everything the audit writes.

@@ -602,8 +602,6 @@ _NOOP_COUNT_AND_RECORDS = b"\x00\x00\x00\x01" + NOOP_RECORDS  # from the records
 # HEADER's first eight fields (to the base timestamp): all iter_events reads of a header
 _HEADER_HEAD = struct.Struct(HEADER.format[:9])
 _BASE_TIMESTAMP = struct.Struct(">q")
-_OFFSET_CRC_TIMESTAMP = struct.Struct(">q9xI6xq").unpack_from  # baseOffset, crc, baseTimestamp
-_NO_ATTRIBUTES_OR_DELTA = bytes(6)
 _BASE_TIMESTAMP_AT = 27  # its place in the header
 _NOOP_API_KEY = 20
 
@@ -652,7 +650,6 @@ def iter_events(buf: bytes, cluster_id: str, source: str, noop_runs: bool = Fals
     unpack = _HEADER_HEAD.unpack_from
     pos = 0
     run_count = run_next = run_epoch = run_max = run_pos = 0  # the NoOp run being read
-    run_head = b""
     while pos < end:
         if end - pos >= HEADER_SIZE:
             base_offset, batch_length, epoch, magic, crc, attributes, last_delta, base_ts = unpack(
@@ -683,26 +680,7 @@ def iter_events(buf: bytes, cluster_id: str, source: str, noop_runs: bool = Fals
                                            run_epoch, run_max)
                             run_count, run_next, run_epoch, run_max, run_pos = (
                                 1, base_offset + 1, epoch, base_ts, pos)
-                            run_head = buf[pos + 8 : pos + 17]  # its batches' length, epoch, magic
                         pos += size
-                        # The run's next batches, told by their bytes: the same length, epoch and
-                        # magic, attributes and last offset delta 0, the one NoOp, the next offset,
-                        # a sound CRC. Anything else goes through the checks above.
-                        while (
-                            pos + _NOOP_BATCH_SIZE <= end
-                            and buf.startswith(run_head, pos + 8)
-                            and buf.startswith(_NO_ATTRIBUTES_OR_DELTA, pos + 21)
-                            and buf.startswith(_NOOP_COUNT_AND_RECORDS, pos + 57)
-                        ):
-                            base_offset, crc, base_ts = _OFFSET_CRC_TIMESTAMP(buf, pos)
-                            if base_offset != run_next or crc != crc32c(
-                                    view[pos + CRC_START : pos + _NOOP_BATCH_SIZE]):
-                                break
-                            run_count += 1
-                            run_next += 1
-                            if base_ts > run_max:
-                                run_max = base_ts
-                            pos += _NOOP_BATCH_SIZE
                         continue
                     if run_count:
                         yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)

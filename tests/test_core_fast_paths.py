@@ -81,12 +81,15 @@ def outputs(auditor: Auditor, events: list, comparisons: list = ()) -> dict:
     }
 
 
-def assert_same(name: str, events: list, comparisons: list = ()) -> dict:
+def assert_same(name: str, events: list, comparisons: list = (), runs=None) -> dict:
+    """`runs`: the same log read with its NoOp batches in runs (what `check` reads)."""
     events = list(events)
     fast = outputs(Auditor(EVERY_RULE), events, comparisons)
     reference = outputs(reference_auditor(EVERY_RULE), events, comparisons)
     for part in fast:
         assert fast[part] == reference[part], f"{name}: {part} differ"
+    if runs is not None:
+        assert outputs(Auditor(EVERY_RULE), list(runs), comparisons) == fast, f"{name}: NoOp runs differ"
     # without partition rows (`check`): the same findings, intervals, gauges and state
     lean = outputs(Auditor(EVERY_RULE, partition_rows=False), events, comparisons)
     assert lean.pop("partitions") == []
@@ -99,6 +102,10 @@ def log_inputs(log) -> list:
     return list(read_log_dir(log, cluster_id)), list(verify_snapshots(log, cluster_id))
 
 
+def with_runs(log, start: str = "earliest"):
+    return read_log_dir(log, read_meta_properties(log).get("cluster.id", ""), start, noop_runs=True)
+
+
 def from_the_middle(events: list) -> list:
     """The log from the atomic batch at its middle record: it starts mid-history."""
     records = [e for e in events if isinstance(e, MetadataEvent) and e.offset >= 0]
@@ -109,10 +116,11 @@ def from_the_middle(events: list) -> list:
 @pytest.mark.parametrize("log", fixture_logs(), ids=_log_name)
 def test_real_logs_whole_from_a_snapshot_and_from_the_middle(log):
     events, comparisons = log_inputs(log)
-    whole = assert_same(f"{_log_name(log)}", events, comparisons)
+    whole = assert_same(f"{_log_name(log)}", events, comparisons, with_runs(log))
     assert whole["partitions"], "the log changes no partition: nothing was compared"
     cluster_id = read_meta_properties(log).get("cluster.id", "")
-    assert_same(f"{_log_name(log)} from its snapshot", read_log_dir(log, cluster_id, "snapshot"))
+    assert_same(f"{_log_name(log)} from its snapshot", read_log_dir(log, cluster_id, "snapshot"),
+                runs=with_runs(log, "snapshot"))
     assert_same(f"{_log_name(log)} from the middle", from_the_middle(events))
 
 
@@ -123,7 +131,8 @@ def test_a_sample_of_mutants(tmp_path, log):
     found = 0
     for n, mutant in enumerate(random.Random(22).sample(mutants, min(16, len(mutants)))):
         target = write_log(log, mutant.frames, tmp_path / str(n), mutant.snapshots)
-        found += len(assert_same(f"{_log_name(log)}: {mutant.what}", *log_inputs(target))["violations"])
+        found += len(assert_same(f"{_log_name(log)}: {mutant.what}", *log_inputs(target),
+                                 runs=with_runs(target))["violations"])
     assert found, "no mutant was flagged: the sample compared no finding"
 
 

@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from kraft_audit.cli.main import UsageError
-from kraft_audit.config import parse_source_item
 from kraft_audit.core.events import MetadataEvent, Quarantined
-from kraft_audit.sideinputs import read_inventories, read_registrations
 
 
 def add_side_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +24,11 @@ def side_inputs(args, cluster_id: Callable[[], str | None]) -> Iterator[Metadata
     """Registrations, then inventories. Paths are checked now; files are read, and
     `cluster_id()` (the default for inputs that name none) asked, when iterated."""
     entries = []
+    if not (getattr(args, "registrations", None) or getattr(args, "log_dir_inventory", None)):
+        return iter(())  # most `check`s: the readers and the job's configuration not imported
+    from kraft_audit.config import parse_source_item
+    from kraft_audit.sideinputs import read_inventories, read_registrations
+
     for kind, read in (("registrations", read_registrations),
                        ("log_dir_inventory", read_inventories)):
         for item in getattr(args, kind, None) or []:

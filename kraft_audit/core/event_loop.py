@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Iterable
 
+from kraft_audit.core.codec.batches import NoOpRun
 from kraft_audit.core.codec.logdir import SNAPSHOT_RE
 from kraft_audit.core.events import (
     KIND_BATCH_HEADER,
@@ -142,14 +143,28 @@ class EventLoop:
         out = self._out = self.findings.out = AuditOutput()
         return out
 
-    def process(self, events: Iterable[MetadataEvent | Quarantined]) -> AuditOutput:
+    def process(self, events: Iterable[MetadataEvent | Quarantined | NoOpRun]) -> AuditOutput:
         out = self.new_output()
+        self._events(events, out, False, None)
+        self._close_batch()  # input comes in whole batches; one not closed by its end ended here
+        self.registrations.expire(self.clock_ms)
+        return out
+
+    def _events(self, events: Iterable[MetadataEvent | Quarantined | NoOpRun], out: AuditOutput,
+                progressed: bool, last_applied: MetadataEvent | None) -> tuple:
+        """`progressed`: a record of this call was applied; `last_applied`: the last one, as
+        read. Returns both as they are after `events`."""
         findings = self.findings
-        progressed = False
-        last_applied = None  # the record applied last in this call, as read
         for event in events:
             if isinstance(event, Quarantined):
                 findings.quarantine_row(event, count=True)
+                continue
+            if type(event) is NoOpRun:
+                last = self._quiet_run(event, out)
+                if last is not None:
+                    progressed, last_applied = True, last
+                else:  # where a NoOp is judged (a new Raft epoch, the log's start) or skipped
+                    progressed, last_applied = self._events(event.events(), out, progressed, last_applied)
                 continue
             if event.cluster_id != self.cluster_id:
                 self.cluster_id = findings.cluster_id = event.cluster_id
@@ -212,9 +227,30 @@ class EventLoop:
                 self._handle(event)
             if offset >= 0 and offset >= batch_end:
                 self._close_batch()
-        self._close_batch()  # input comes in whole batches; one not closed by its end ended here
-        self.registrations.expire(self.clock_ms)
-        return out
+        return progressed, last_applied
+
+    def _quiet_run(self, run: NoOpRun, out: AuditOutput) -> MetadataEvent | None:
+        """A run of NoOp batches placed and counted at once, as the quiet path above takes each
+        when it takes the first (the others follow it in its epoch): its last event. None,
+        nothing done, when the first would not take it."""
+        if not (run.leader_epoch == self.raft_epoch and 0 <= self.last_offset < run.first_offset
+                and self.quiet_batches_skipped and not run.source.endswith(".checkpoint")):
+            return None
+        batch = self._batch
+        if batch is not None and run.first_offset <= batch.last_offset:
+            return None
+        if run.cluster_id != self.cluster_id:
+            self.cluster_id = self.findings.cluster_id = run.cluster_id
+        if batch is not None:
+            self._close_batch()
+        self._batch_event = last = run.event(run.count - 1)
+        self.last_offset = last.offset
+        if run.max_timestamp_ms > self.clock_ms:
+            self.clock_ms = run.max_timestamp_ms
+        self.last_timestamp_ms = last.timestamp_ms
+        self.applied += run.count
+        out.applied += run.count
+        return last
 
     def _placed(self, event: MetadataEvent) -> MetadataEvent:
         """A snapshot's record where it belongs in the log, for everything the audit writes.
@@ -430,7 +466,7 @@ class EventLoop:
         c.event, c.before, c.after = event, before, after
         c.elr_enabled, c.min_isr = elr_enabled, judged_min_isr
         site = _new(Site, (event.offset, event.timestamp_ms, key, event, before, after, None))
-        rules, end_rules = self._shaped(etype, shape)
+        rules, end_rules = self._rules_by_shape.get((etype, shape)) or self._shaped(etype, shape)
         self._run(rules, site)
         if before is not None:
             # kept even when no batch-end rule can fire on its shape: the registration

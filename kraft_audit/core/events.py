@@ -3,7 +3,9 @@ what replay, rules and the Spark shell consume.
 
 Every input — a record in a binary segment or snapshot, a line of
 kafka-dump-log output, a broker registration event, a log-dir inventory —
-becomes either a `MetadataEvent` or a `Quarantined` row. Nothing else.
+becomes either a `MetadataEvent` or a `Quarantined` row. Nothing else (but for
+a reader asked for runs of NoOp batches: codec.batches.NoOpRun stands for their
+events, one a batch, and gives them back).
 
 Payloads keep Kafka's own vocabulary: `type` is the upper-snake name that
 `kafka-dump-log --cluster-metadata-decoder` prints ("PARTITION_CHANGE_RECORD",

@@ -601,18 +601,55 @@ _NOOP_BATCH_SIZE = HEADER_SIZE + len(NOOP_RECORDS)
 _NOOP_COUNT_AND_RECORDS = b"\x00\x00\x00\x01" + NOOP_RECORDS  # from the records count (byte 57) on
 # HEADER's first eight fields (to the base timestamp): all iter_events reads of a header
 _HEADER_HEAD = struct.Struct(HEADER.format[:9])
+_BASE_TIMESTAMP = struct.Struct(">q")
+_BASE_TIMESTAMP_AT = 27  # its place in the header
 _NOOP_API_KEY = 20
 
 
-def iter_events(buf: bytes, cluster_id: str, source: str) -> Iterator[MetadataEvent | Quarantined]:
+@dataclass(slots=True)
+class NoOpRun:
+    """Batches of one NoOpRecord each, next to each other in a file at consecutive offsets and
+    in one Raft epoch: what `iter_events(noop_runs=True)` gives for two or more of them
+    instead of an event each (an idle controller writes little else). `events()` gives the
+    events the reader gives without runs; `count` records, one a batch, each counted."""
+
+    cluster_id: str
+    source: str
+    buf: bytes  # the file's bytes: the run's batches are read from it again only when expanded
+    position: int  # of its first batch; the others follow, _NOOP_BATCH_SIZE bytes each
+    first_offset: int
+    count: int
+    leader_epoch: int
+    max_timestamp_ms: int
+
+    @property
+    def last_offset(self) -> int:
+        return self.first_offset + self.count - 1
+
+    def event(self, index: int) -> MetadataEvent:
+        """The event of its index-th batch."""
+        position, offset = self.position + index * _NOOP_BATCH_SIZE, self.first_offset + index
+        timestamp = _BASE_TIMESTAMP.unpack_from(self.buf, position + _BASE_TIMESTAMP_AT)[0]
+        return MetadataEvent(self.cluster_id, self.source, position, offset, offset, offset, timestamp,
+                             KIND_RECORD, "NO_OP_RECORD", 0, {}, _NOOP_API_KEY, None, self.leader_epoch)
+
+    def events(self) -> Iterator[MetadataEvent]:
+        return (self.event(i) for i in range(self.count))
+
+
+def iter_events(buf: bytes, cluster_id: str, source: str, noop_runs: bool = False
+                ) -> Iterator[MetadataEvent | Quarantined | NoOpRun]:
     """The events of a whole file's bytes: what `iter_batches` and `batch_events` give,
     in one loop. A sound uncompressed batch (magic, length, CRC checked as
     `iter_batches` checks them) needs no Batch walk of its own; a batch of one NoOpRecord
-    is recognised from its bytes and gives its event without decoding anything."""
+    is recognised from its bytes and gives its event without decoding anything.
+    `noop_runs`: two or more such batches in a row (consecutive offsets, one Raft epoch)
+    come as one `NoOpRun`, for a reader that counts them without an event each."""
     end = len(buf)
     view = memoryview(buf)
     unpack = _HEADER_HEAD.unpack_from
     pos = 0
+    run_count = run_next = run_epoch = run_max = run_pos = 0  # the NoOp run being read
     while pos < end:
         if end - pos >= HEADER_SIZE:
             base_offset, batch_length, epoch, magic, crc, attributes, last_delta, base_ts = unpack(
@@ -631,14 +668,37 @@ def iter_events(buf: bytes, cluster_id: str, source: str) -> Iterator[MetadataEv
                     and not attributes & ATTR_CONTROL
                     and buf.startswith(_NOOP_COUNT_AND_RECORDS, pos + 57)  # count 1, the NoOp
                 ):
+                    if noop_runs and not last_delta:
+                        if run_count and base_offset == run_next and epoch == run_epoch:
+                            run_count += 1
+                            run_next += 1
+                            if base_ts > run_max:
+                                run_max = base_ts
+                        else:
+                            if run_count:
+                                yield _run(cluster_id, source, buf, run_pos, run_next, run_count,
+                                           run_epoch, run_max)
+                            run_count, run_next, run_epoch, run_max, run_pos = (
+                                1, base_offset + 1, epoch, base_ts, pos)
+                        pos += size
+                        continue
+                    if run_count:
+                        yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)
+                        run_count = 0
                     yield MetadataEvent(cluster_id, source, pos, base_offset, base_offset,
                                         base_offset + last_delta, base_ts, KIND_RECORD,
                                         "NO_OP_RECORD", 0, {}, _NOOP_API_KEY, None, epoch)
                 else:
+                    if run_count:
+                        yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)
+                        run_count = 0
                     batch = _parse_header(buf, pos, size, 0)
                     yield from batch_events(batch, cluster_id, source)
                 pos += size
                 continue
+        if run_count:
+            yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)
+            run_count = 0
         item = _batch_at(buf, pos, end, 0)
         if isinstance(item, Batch):
             yield from batch_events(item, cluster_id, source)
@@ -647,6 +707,15 @@ def iter_events(buf: bytes, cluster_id: str, source: str) -> Iterator[MetadataEv
             if item.at_tail:
                 return
         pos += item.size
+    if run_count:
+        yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)
+
+
+def _run(cluster_id: str, source: str, buf: bytes, position: int, next_offset: int, count: int,
+         epoch: int, max_ts: int) -> NoOpRun | MetadataEvent:
+    """A run read by iter_events; a run of one is its event."""
+    run = NoOpRun(cluster_id, source, buf, position, next_offset - count, count, epoch, max_ts)
+    return run if count > 1 else run.event(0)
 
 
 def _skip_headers(buf: bytes, pos: int, end: int) -> None:

@@ -27,6 +27,7 @@ from kraft_audit.core.codec.batches import (
     LOG_OVERHEAD,
     Batch,
     BatchProblem,
+    NoOpRun,
     batch_events,
     encode_batch,
     iter_batches,
@@ -104,12 +105,13 @@ def snapshot_name(end_offset: int, epoch: int) -> str:
 
 
 def read_file_events(
-    path: str | os.PathLike, cluster_id: str, data: bytes | None = None
-) -> Iterator[MetadataEvent | Quarantined]:
-    """Every event of one segment or snapshot file; a torn tail is quarantined."""
+    path: str | os.PathLike, cluster_id: str, data: bytes | None = None, noop_runs: bool = False
+) -> Iterator[MetadataEvent | Quarantined | NoOpRun]:
+    """Every event of one segment or snapshot file; a torn tail is quarantined.
+    `noop_runs`: runs of NoOp batches come as `NoOpRun`s (iter_events)."""
     path = Path(path)
     buf = path.read_bytes() if data is None else data
-    yield from iter_events(buf, cluster_id, path.name)
+    yield from iter_events(buf, cluster_id, path.name, noop_runs)
 
 
 def not_a_metadata_log(path: str | os.PathLike, batches: int = 20) -> str | None:
@@ -146,14 +148,18 @@ def missing_start(next_offset: int, first_offset: int) -> str:
 
 
 def read_log_dir(
-    path: str | os.PathLike, cluster_id: str | None = None, start: str = "earliest"
-) -> Iterator[MetadataEvent | Quarantined]:
+    path: str | os.PathLike, cluster_id: str | None = None, start: str = "earliest",
+    noop_runs: bool = False,
+) -> Iterator[MetadataEvent | Quarantined | NoOpRun]:
     """Every event of a metadata log dir in offset order.
 
     ``start="earliest"`` reads the segments from the first offset; it boots
     from the newest snapshot only when the segments before it are gone.
     ``start="snapshot"`` boots from the newest snapshot whenever there is one.
     Segment records the snapshot already covers are skipped.
+    ``noop_runs``: a segment's runs of NoOp batches come as `NoOpRun`s (iter_events),
+    for a consumer that takes them (the event loop); a run part of which is skipped comes
+    as its events.
     """
     if start not in ("earliest", "snapshot"):
         raise ValueError(f"start must be 'earliest' or 'snapshot', not {start!r}")
@@ -173,20 +179,27 @@ def read_log_dir(
         yield Quarantined(cluster_id, segments[0][1].name, 0, reason, offset=next_offset)
         next_offset = first_offset
     for _base, segment in segments:
-        for item in read_file_events(segment, cluster_id):
+        for item in read_file_events(segment, cluster_id, noop_runs=noop_runs):
             if isinstance(item, MetadataEvent):
                 if item.offset < next_offset:
                     continue  # already covered by the snapshot or an earlier segment
                 if item.offset > next_offset and item.offset == item.batch_base_offset:
-                    reason = (
-                        f"offsets {next_offset}..{item.offset - 1} are missing before the batch "
-                        f"at position {item.position}"
-                    )
-                    yield Quarantined(
-                        cluster_id, item.source, item.position, reason, offset=next_offset
-                    )
+                    yield _gap(cluster_id, item.source, item.position, next_offset, item.offset)
                 next_offset = item.offset + 1
+            elif type(item) is NoOpRun:
+                if item.first_offset < next_offset:  # partly covered: the rest, one by one
+                    yield from (e for e in item.events() if e.offset >= next_offset)
+                    next_offset = max(next_offset, item.last_offset + 1)
+                    continue
+                if item.first_offset > next_offset:
+                    yield _gap(cluster_id, item.source, item.position, next_offset, item.first_offset)
+                next_offset = item.last_offset + 1
             yield item
+
+
+def _gap(cluster_id: str, source: str, position: int, next_offset: int, offset: int) -> Quarantined:
+    reason = f"offsets {next_offset}..{offset - 1} are missing before the batch at position {position}"
+    return Quarantined(cluster_id, source, position, reason, offset=next_offset)
 
 
 @dataclass(slots=True)

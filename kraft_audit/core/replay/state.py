@@ -290,6 +290,14 @@ class ClusterState:
 
     def _reindex(self, key: PartitionKey, before: Partition | None, after: Partition | None) -> None:
         index = self._by_broker
+        if before is None and after is not None:  # created (most calls): its brokers only gain it
+            for b in _named(after):
+                keys = index.get(b)
+                if keys is None:
+                    index[b] = {key}
+                else:
+                    keys.add(key)
+            return
         old = _named(before) if before is not None else frozenset()
         new = _named(after) if after is not None else frozenset()
         for b in old - new:

@@ -29,8 +29,7 @@ def partition_ids_in_range(c):
     replicas, isr = after.replicas, after.isr
     # the usual partition, answered without building the problem list: it runs on most changes
     if (after.partition >= 0 and not (after.elr or after.adding_replicas or after.removing_replicas)
-            and (not replicas or min(replicas) >= 0) and (not isr or min(isr) >= 0)
-            and len(set(replicas)) == len(replicas) and len(set(isr)) == len(isr)):
+            and (replicas in _SOUND or _sound(replicas)) and (isr in _SOUND or _sound(isr))):
         return None
     problems = []
     if after.partition < 0:
@@ -44,6 +43,20 @@ def partition_ids_in_range(c):
         if len(set(ids)) != len(ids):
             problems.append(f"{name} {list(ids)} name a broker twice")
     return "; ".join(problems) if problems else None
+
+
+# broker id lists seen with no negative and no repeated id: the same few lists recur on most
+# changes, and a lookup costs less than checking them again
+_SOUND: set[tuple[int, ...]] = set()
+
+
+def _sound(ids: tuple[int, ...]) -> bool:
+    if ids and min(ids) < 0 or len(set(ids)) != len(ids):
+        return False
+    if len(_SOUND) >= 4096:
+        _SOUND.clear()
+    _SOUND.add(ids)
+    return True
 
 
 _BROKER_RECORDS = ("REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD",

@@ -247,3 +247,6 @@ def test_the_fenced_election_oracle_sees_what_the_rule_sees(kraft_log):
     out = Auditor(CATALOG).process(kraft_log.events)
     assert "kip966.leader-registered-unfenced" in {v.rule_id for v in out.violations}
     assert oracles.leaders_elected_while_fenced(_as_kafka_dump(kraft_log.events), "t") == [wrong]
+    # every partition's (the form test_kafka_real compares with the rule's findings)
+    assert oracles.leaders_elected_while_fenced(_as_kafka_dump(kraft_log.events)) == \
+        [v.offset for v in out.violations if v.rule_id == "kip966.leader-registered-unfenced"] == [wrong]

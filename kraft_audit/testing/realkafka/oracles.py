@@ -296,10 +296,11 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
     return sorted(out, key=lambda i: (i[1], i[0]))
 
 
-def leaders_elected_while_fenced(kafka_dump: dict[str, list[dict]], topic: str,
+def leaders_elected_while_fenced(kafka_dump: dict[str, list[dict]], topic: str | None = None,
                                  partition: int = 0) -> list[int]:
-    """Offsets of kafka-dump-log's records that make a broker the partition's leader while
-    that broker is fenced or not registered, folded from the records alone."""
+    """Offsets of kafka-dump-log's records that make a broker a partition's leader while
+    that broker is fenced or not registered, folded from the records alone: of `topic`'s
+    `partition`, or of every partition (topic None)."""
     records = _segment_records(kafka_dump)
     topic_id, brokers, out = None, {}, []
     for r in records:
@@ -309,7 +310,7 @@ def leaders_elected_while_fenced(kafka_dump: dict[str, list[dict]], topic: str,
         elif r["type"] in _BROKER_RECORDS:
             _fold_broker(brokers, r["type"], data)
         elif (r["type"] in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
-              and data["topicId"] == topic_id and data["partitionId"] == partition
+              and (topic is None or (data["topicId"] == topic_id and data["partitionId"] == partition))
               and data.get("leader", -2) >= 0
               and brokers.get(data["leader"], (True, False))[0]):
             out.append(r["offset"])

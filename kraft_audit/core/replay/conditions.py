@@ -96,11 +96,7 @@ def preferred_could_lead(p: Partition, state: ClusterState) -> bool:
     preferred = p.replicas[0]
     if not (preferred in p.isr or (not p.isr and preferred in p.elr)):
         return False
-    broker = state.brokers.get(preferred)
-    if broker is None or not broker.acceptable_leader:
-        return False
-    directory = p.directories[0] if p.directories else ""
-    return broker.has_online_dir(directory)
+    return _can_lead(state, preferred, p.directories[0] if p.directories else "")
 
 
 def overdue_candidate(p: Partition, state: ClusterState) -> int | None:
@@ -109,37 +105,33 @@ def overdue_candidate(p: Partition, state: ClusterState) -> int | None:
     a topic that allows it elects them (unclean_candidate)."""
     if p.leader != NO_LEADER:
         return None
-    candidates = p.isr + p.elr if state.elr_enabled else p.isr
-    if not candidates:
-        return None
-    brokers = state.brokers
-    directory_of = dict(zip(p.replicas, p.directories)) if p.directories else {}
-    for r in candidates:
-        broker = brokers.get(r)
-        if (broker is not None and broker.acceptable_leader and r in p.replicas
-                and broker.has_online_dir(directory_of.get(r, ""))):
-            return r
-    return None
+    return _first_that_can_lead(p, state, p.isr + p.elr if state.elr_enabled else p.isr)
 
 
 def unclean_candidate(p: Partition, state: ClusterState) -> int | None:
     """The replica Kafka's unclean election (PartitionChangeBuilder.electAnyLeader with
-    Election.UNCLEAN) would elect for a leaderless partition of a topic that allows it and
-    that no clean candidate can lead (overdue_candidate): the first replica that is an
-    acceptable leader with its directory online, or None."""
+    Election.UNCLEAN) would elect for a leaderless partition of a topic that allows it: the
+    first replica that is an acceptable leader with its directory online, or None. Asked
+    where overdue_candidate found no clean candidate (one makes it election_overdue)."""
     if (p.leader != NO_LEADER or p.unknown or not p.replicas
             or not state.unclean_election_enabled(p.topic_id)):
         return None
-    if overdue_candidate(p, state) is not None:
-        return None
-    brokers = state.brokers
+    return _first_that_can_lead(p, state, p.replicas)
+
+
+def _first_that_can_lead(p: Partition, state: ClusterState, candidates: list[int]) -> int | None:
     directory_of = dict(zip(p.replicas, p.directories)) if p.directories else {}
-    for r in p.replicas:
-        broker = brokers.get(r)
-        if (broker is not None and broker.acceptable_leader
-                and broker.has_online_dir(directory_of.get(r, ""))):
+    for r in candidates:
+        if r in p.replicas and _can_lead(state, r, directory_of.get(r, "")):
             return r
     return None
+
+
+def _can_lead(state: ClusterState, broker_id: int, directory: str) -> bool:
+    """Kafka's LeaderAcceptor: registered, unfenced, not in controlled shutdown, and its
+    directory for the partition online."""
+    broker = state.brokers.get(broker_id)
+    return broker is not None and broker.acceptable_leader and broker.has_online_dir(directory)
 
 
 def under_replicated(p: Partition) -> bool:

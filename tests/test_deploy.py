@@ -175,3 +175,20 @@ def test_scrape_config_targets_the_default_metrics_port():
     [job] = config["scrape_configs"]
     assert job["job_name"] == "kraft-audit"
     assert job["static_configs"][0]["targets"] == [f"127.0.0.1:{DEFAULTS['metrics']['port']}"]
+
+
+def test_every_alert_is_in_the_operations_guide_with_its_severity():
+    """An operator looks an alert up in docs/operations.md: each one of both rule files has
+    its row there, and the Kraft table's severity column is the alert's own."""
+    rows = {}
+    for line in (REPO / "docs" / "operations.md").read_text().splitlines():
+        match = re.match(r"\| `(Kraft\w+|Kafka\w+)` \|", line)
+        if match:
+            rows[match.group(1)] = [c.strip() for c in line.strip("|").split("|")]
+    for rules in ("alerts.yml", "kafka-vs-log.yml"):
+        for group in yaml.safe_load((PROMETHEUS / rules).read_text())["groups"]:
+            for rule in group["rules"]:
+                assert rule["alert"] in rows, f"{rule['alert']} ({rules}) has no row in docs/operations.md"
+                if rules == "alerts.yml":  # a templated severity reads "page / ticket"
+                    severity = " / ".join(s for s in ("page", "ticket") if s in rule["labels"]["severity"])
+                    assert rows[rule["alert"]][-1] == severity, rule["alert"]

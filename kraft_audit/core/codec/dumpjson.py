@@ -299,7 +299,7 @@ LINE_WRITERS = _compile_lines()
 
 # ---------------------------------------------------------------- dump's reader
 
-CHUNK_RECORDS = 512  # records a DumpChunk holds at most
+CHUNK_RECORDS = 512  # a DumpChunk ends with the batch that brings it to this many records
 _COUNT = struct.Struct(">i")
 _COUNT_AT = 57  # the records count's place in the header
 _NOOP_VALUE = NOOP_RECORDS[-5:-1]  # frame 1, apiKey 20, version 0, no tagged fields

@@ -25,14 +25,8 @@ from kraft_audit.core.codec.batches import (
     encode_record,
     iter_events,
 )
-from kraft_audit.core.codec.dumpjson import (
-    CHUNK_RECORDS,
-    DATA_WRITERS,
-    LINE_WRITERS,
-    PAYLOAD_HEADS,
-    DumpChunk,
-    iter_dump,
-)
+from kraft_audit.core.codec.dumpjson import DATA_WRITERS, LINE_WRITERS, PAYLOAD_HEADS
+from kraft_audit.core.codec.dumpread import CHUNK_RECORDS, DumpChunk, iter_dump
 from kraft_audit.core.codec.dumplog import to_dump_json
 from kraft_audit.core.codec.logdir import LogDirWriter, list_segments, list_snapshots
 from kraft_audit.core.codec.records import PREFIX_DECODERS, decode_value, encode_value

@@ -21,7 +21,8 @@ from pathlib import Path
 from kraft_audit.cli.log_input import Tally, is_binary, read_path
 from kraft_audit.cli.main import UsageError
 from kraft_audit.config import KEYS
-from kraft_audit.core.codec.dumpjson import DATA_WRITERS, PAYLOAD_HEADS, DumpChunk
+from kraft_audit.core.codec.dumpjson import DATA_WRITERS, PAYLOAD_HEADS
+from kraft_audit.core.codec.dumpread import DumpChunk
 from kraft_audit.core.codec.dumplog import to_dump_json
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kraft_audit.cli.main import UsageError
 from kraft_audit.core.codec.batches import HEADER_SIZE, MAGIC, NoOpRun
-from kraft_audit.core.codec.dumpjson import DumpChunk
+from kraft_audit.core.codec.dumpread import DumpChunk
 from kraft_audit.core.codec.dumplog import parse_dump_log
 from kraft_audit.core.codec.logdir import (
     list_segments,

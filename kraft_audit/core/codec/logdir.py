@@ -34,7 +34,7 @@ from kraft_audit.core.codec.batches import (
     iter_events,
     problem_to_quarantined,
 )
-from kraft_audit.core.codec.dumpjson import DumpChunk, iter_dump
+from kraft_audit.core.codec.dumpread import DumpChunk, iter_dump
 from kraft_audit.core.codec.keyrows import KeyRows
 from kraft_audit.core.codec.records import encode_control, encode_value
 from kraft_audit.core.events import NO_OFFSET, MetadataEvent, Quarantined

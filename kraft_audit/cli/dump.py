@@ -15,12 +15,14 @@ import argparse
 import gc
 import json
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from kraft_audit.cli.log_input import Tally, is_binary, read_path
 from kraft_audit.cli.main import UsageError
 from kraft_audit.config import KEYS
 from kraft_audit.core.codec.dumpjson import DATA_WRITERS, PAYLOAD_HEADS
+from kraft_audit.core.codec.dumpread import DumpChunk
 from kraft_audit.core.codec.dumplog import to_dump_json
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined
 
@@ -66,13 +68,21 @@ def _dump(args: argparse.Namespace) -> int:
     out = sys.stdout
     tally = Tally(args.path)
     written = 0
-    events = read_path(Path(args.path), args.cluster_id, args.start)
+    # Runs of batches read from bytes whose records the line writers all take come as
+    # their lines, written from the bytes (DumpChunk: no event, no dict; codec/dumpjson.py).
+    events = read_path(Path(args.path), args.cluster_id, args.start, dump_chunks=True)
     # Records decoded from bytes hold exactly the schema's types: their line is
     # written by the compiled writers; anything else by json.dumps (same bytes).
     writers = DATA_WRITERS if is_binary(Path(args.path)) else {}
     sources: dict[str, str] = {}
     lines: list[str] = []
-    for item in tally.count(events):
+    for item in _within(tally.count(events), low, high):
+        if type(item) is DumpChunk:
+            out.write("".join(lines))
+            lines.clear()
+            out.write(item.text)
+            written += item.count
+            continue
         if isinstance(item, Quarantined):
             out.write("".join(lines))
             lines.clear()
@@ -109,6 +119,18 @@ def _dump(args: argparse.Namespace) -> int:
         raise UsageError(f"no record in offsets {args.offsets} (the log holds "
                          f"{tally.first_offset}..{tally.last_offset})")
     return 0
+
+
+def _within(items: Iterable[MetadataEvent | Quarantined | DumpChunk], low: int, high: int
+            ) -> Iterator[MetadataEvent | Quarantined | DumpChunk]:
+    """The items, a DumpChunk only when all its offsets are in low..high: one partly in
+    them as its events, one outside them not at all."""
+    for item in items:
+        if type(item) is DumpChunk and not (low <= item.first_offset and item.last_offset <= high):
+            if item.last_offset >= low and item.first_offset <= high:
+                yield from item.events()
+            continue
+        yield item
 
 
 def parse_offsets(spec: str | None) -> tuple[int, int]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kraft_audit.cli.main import UsageError
 from kraft_audit.core.codec.batches import HEADER_SIZE, MAGIC, NoOpRun
+from kraft_audit.core.codec.dumpread import DumpChunk
 from kraft_audit.core.codec.dumplog import parse_dump_log
 from kraft_audit.core.codec.logdir import (
     list_segments,
@@ -32,14 +33,14 @@ class Tally:
         self.first_source: str | None = None
         self.last_offset: int | None = None
 
-    def count(self, items: Iterable[MetadataEvent | Quarantined | NoOpRun]
-              ) -> Iterator[MetadataEvent | Quarantined | NoOpRun]:
+    def count(self, items: Iterable[MetadataEvent | Quarantined | NoOpRun | DumpChunk]
+              ) -> Iterator[MetadataEvent | Quarantined | NoOpRun | DumpChunk]:
         for item in items:
             if isinstance(item, Quarantined):
                 self.quarantined += 1
                 if self.first_reason is None:
                     self.first_reason = f"{item.source} position {item.position}: {item.reason}"
-            elif type(item) is NoOpRun:  # a record a batch
+            elif type(item) is NoOpRun or type(item) is DumpChunk:  # records at consecutive offsets
                 self.records += item.count
                 if self.first_offset is None:
                     self.first_offset, self.first_source = item.first_offset, item.source
@@ -73,10 +74,13 @@ class Tally:
 
 
 def read_path(
-    path: Path, cluster_id: str | None, start: str, noop_runs: bool = False
-) -> Iterator[MetadataEvent | Quarantined | NoOpRun]:
+    path: Path, cluster_id: str | None, start: str, noop_runs: bool = False,
+    dump_chunks: bool = False,
+) -> Iterator[MetadataEvent | Quarantined | NoOpRun | DumpChunk]:
     """Events of whatever PATH is; UsageError when it cannot be read at all.
-    `noop_runs`: a segment's runs of NoOp batches as `NoOpRun`s (codec.batches.iter_events)."""
+    `noop_runs`: a segment's runs of NoOp batches as `NoOpRun`s (codec.batches.iter_events).
+    `dump_chunks`: batches `dump` writes from their bytes as `DumpChunk`s
+    (codec.dumpjson.iter_dump)."""
     if not path.exists():
         raise UsageError(f"{path} does not exist")
     if path.is_dir():
@@ -84,7 +88,7 @@ def read_path(
             raise UsageError(
                 f"{path} holds no metadata log segments (*.log) or snapshots (*.checkpoint)"
             )
-        return read_log_dir(path, cluster_id, start, noop_runs)
+        return read_log_dir(path, cluster_id, start, noop_runs, dump_chunks)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -92,7 +96,7 @@ def read_path(
     if cluster_id is None:
         cluster_id = read_meta_properties(path.parent).get("cluster.id", "")
     if _looks_binary(data):
-        return read_file_events(path, cluster_id, data, noop_runs)
+        return read_file_events(path, cluster_id, data, noop_runs, dump_chunks)
     return parse_dump_log(
         data.decode("utf-8", errors="replace").splitlines(), cluster_id, path.name
     )

@@ -34,6 +34,7 @@ from kraft_audit.core.codec.batches import (
     iter_events,
     problem_to_quarantined,
 )
+from kraft_audit.core.codec.dumpread import DumpChunk, iter_dump
 from kraft_audit.core.codec.keyrows import KeyRows
 from kraft_audit.core.codec.records import encode_control, encode_value
 from kraft_audit.core.events import NO_OFFSET, MetadataEvent, Quarantined
@@ -105,13 +106,19 @@ def snapshot_name(end_offset: int, epoch: int) -> str:
 
 
 def read_file_events(
-    path: str | os.PathLike, cluster_id: str, data: bytes | None = None, noop_runs: bool = False
-) -> Iterator[MetadataEvent | Quarantined | NoOpRun]:
+    path: str | os.PathLike, cluster_id: str, data: bytes | None = None, noop_runs: bool = False,
+    dump_chunks: bool = False,
+) -> Iterator[MetadataEvent | Quarantined | NoOpRun | DumpChunk]:
     """Every event of one segment or snapshot file; a torn tail is quarantined.
-    `noop_runs`: runs of NoOp batches come as `NoOpRun`s (iter_events)."""
+    `noop_runs`: runs of NoOp batches come as `NoOpRun`s (iter_events).
+    `dump_chunks`: runs of batches `dump` writes from their bytes come as `DumpChunk`s
+    (dumpjson.iter_dump)."""
     path = Path(path)
     buf = path.read_bytes() if data is None else data
-    yield from iter_events(buf, cluster_id, path.name, noop_runs)
+    if dump_chunks:
+        yield from iter_dump(buf, cluster_id, path.name)
+    else:
+        yield from iter_events(buf, cluster_id, path.name, noop_runs)
 
 
 def not_a_metadata_log(path: str | os.PathLike, batches: int = 20) -> str | None:
@@ -149,8 +156,8 @@ def missing_start(next_offset: int, first_offset: int) -> str:
 
 def read_log_dir(
     path: str | os.PathLike, cluster_id: str | None = None, start: str = "earliest",
-    noop_runs: bool = False,
-) -> Iterator[MetadataEvent | Quarantined | NoOpRun]:
+    noop_runs: bool = False, dump_chunks: bool = False,
+) -> Iterator[MetadataEvent | Quarantined | NoOpRun | DumpChunk]:
     """Every event of a metadata log dir in offset order.
 
     ``start="earliest"`` reads the segments from the first offset; it boots
@@ -159,7 +166,7 @@ def read_log_dir(
     Segment records the snapshot already covers are skipped.
     ``noop_runs``: a segment's runs of NoOp batches come as `NoOpRun`s (iter_events),
     for a consumer that takes them (the event loop); a run part of which is skipped comes
-    as its events.
+    as its events. ``dump_chunks``: `DumpChunk`s (read_file_events), taken as runs are.
     """
     if start not in ("earliest", "snapshot"):
         raise ValueError(f"start must be 'earliest' or 'snapshot', not {start!r}")
@@ -172,21 +179,22 @@ def read_log_dir(
     next_offset = 0
     if snapshots and (start == "snapshot" or first_offset is None or first_offset > 0):
         end_offset, _epoch, snapshot = snapshots[-1]
-        yield from read_file_events(snapshot, cluster_id)
+        yield from read_file_events(snapshot, cluster_id, dump_chunks=dump_chunks)
         next_offset = end_offset
     if first_offset is not None and first_offset > next_offset:
         reason = missing_start(next_offset, first_offset)
         yield Quarantined(cluster_id, segments[0][1].name, 0, reason, offset=next_offset)
         next_offset = first_offset
     for _base, segment in segments:
-        for item in read_file_events(segment, cluster_id, noop_runs=noop_runs):
+        for item in read_file_events(segment, cluster_id, noop_runs=noop_runs,
+                                     dump_chunks=dump_chunks):
             if isinstance(item, MetadataEvent):
                 if item.offset < next_offset:
                     continue  # already covered by the snapshot or an earlier segment
                 if item.offset > next_offset and item.offset == item.batch_base_offset:
                     yield _gap(cluster_id, item.source, item.position, next_offset, item.offset)
                 next_offset = item.offset + 1
-            elif type(item) is NoOpRun:
+            elif type(item) is NoOpRun or type(item) is DumpChunk:
                 if item.first_offset < next_offset:  # partly covered: the rest, one by one
                     yield from (e for e in item.events() if e.offset >= next_offset)
                     next_offset = max(next_offset, item.last_offset + 1)

@@ -103,7 +103,13 @@ _NAMESPACE: dict[str, Any] = {
 
 
 class _DecoderCompiler:
-    """Writes the source of one decode function per struct and version."""
+    """Writes the source of one decode function per struct and version. What a subclass
+    may change (dump's line writers, codec/dumpjson.py, read the same bytes the same way):
+    where a tagged field's value goes, what becomes of an unknown tagged field and of an
+    int32 array once read."""
+
+    UNKNOWN_TAGGED = ("d.setdefault(_UNKNOWN, []).append("
+                      "{'tag': tag, 'hex': bytes(buf[pos:fend]).hex()})")
 
     def __init__(self) -> None:
         self.sources: list[str] = []
@@ -197,7 +203,7 @@ class _DecoderCompiler:
             body = [
                 "if n > (end - pos) >> 2:",
                 f"    raise _overrun({fl.name!r}, n)",
-                f"{target} = list(_int32s(n)(buf, pos))",
+                *self.int32_array(target),
                 "pos += 4 * n",
             ]
         elif t == "[]uuid":
@@ -238,6 +244,15 @@ class _DecoderCompiler:
             raise AssertionError(f"schema type {t} has no decoder")
         return lines + [ind + x for x in body]
 
+    @staticmethod
+    def int32_array(target: str) -> list[str]:
+        """Lines reading the int32 array of n elements at pos into target."""
+        return [f"{target} = list(_int32s(n)(buf, pos))"]
+
+    @staticmethod
+    def tagged_target(fl: Field) -> str:
+        return f"d[{fl.name!r}]"
+
     def tagged_section(self, tagged: list[Field], version: int) -> list[str]:
         lines = self.uvarint("tags")
         lines += [
@@ -257,12 +272,9 @@ class _DecoderCompiler:
         keyword = "if"
         for fl in sorted(tagged, key=lambda x: x.tag):
             lines.append(f"    {keyword} tag == {fl.tag}:")
-            lines += ["        " + x for x in self.read_field(fl, version, f"d[{fl.name!r}]")]
+            lines += ["        " + x for x in self.read_field(fl, version, self.tagged_target(fl))]
             keyword = "elif"
-        unknown = [
-            "d.setdefault(_UNKNOWN, []).append({'tag': tag, 'hex': bytes(buf[pos:fend]).hex()})",
-            "pos = fend",
-        ]
+        unknown = [self.UNKNOWN_TAGGED, "pos = fend"]
         if tagged:
             lines += ["    else:"] + ["        " + x for x in unknown]
         else:

@@ -193,10 +193,10 @@ broker runs an election over every leaderless partition in its own batch
 (ReplicationControlManager.handleBrokerUnfenced), with PartitionChangeBuilder's unclean
 election where the topic allows it (unclean.leader.election.enable, topic or cluster
 default), which elects the first acceptable replica (the unfenced broker is acceptable)
-when no ISR member, nor ELR member with the ISR empty, can lead (seen on a 3.x and a 4.x line). The
-kraft-liveness logs hold one, made by the controller itself (a topic that allows it, its
-last ISR member shut down, a replica out of the ISR unfenced: leader out of the ISR and
-ELR, RECOVERING). The mutant drops that change from the unfence's batch, so the unfence
+when no ISR member, nor ELR member with the ISR empty, can lead (seen on a 3.x and a 4.x
+line). The kraft-liveness logs hold one, made by the controller itself (a topic that allows
+it, its last ISR member shut down, a replica out of the ISR unfenced: leader out of the ISR
+and ELR, RECOVERING). The mutant drops that change from the unfence's batch, so the unfence
 ends with the partition leaderless while its broker could lead it uncleanly:
 `unclean_election_overdue` opens at that batch's end (the mutant's offset is the batch's
 first record, the unfence), and the mutant is flagged there. The records after it were

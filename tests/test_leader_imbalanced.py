@@ -239,7 +239,8 @@ def test_real_unclean_election_at_the_unfence_and_the_log_left_without_it(versio
     it in the unfence's own batch, so unclean_election_overdue never opens; the log left
     without that election (class missing-liveness) opens it at the unfence's end, where a
     correct controller would have elected."""
-    from kraft_audit.testing.mutate import audit, batch_of, flagged, generate, write_log
+    from kraft_audit.core.codec.logdir import metadata_dir
+    from kraft_audit.testing.mutate import audit, batch_of, flagged, generate, read_frames, write_log
 
     log = LIVENESS / version
     events = [e for e in read_log_dir(log, "") if isinstance(e, MetadataEvent)]
@@ -272,6 +273,14 @@ def test_real_unclean_election_at_the_unfence_and_the_log_left_without_it(versio
     _first, end = batch_of(target, mutants[0].offset)
     opened = [c.start_offset for c in mutated.intervals if c.condition == "unclean_election_overdue"]
     assert opened == [end]  # at the unfence's end, where the controller elects
+    # where the topic does not allow it, no controller promises that election: no such mutant
+    frames = read_frames(metadata_dir(log))
+    config = next(r for f in frames for r in f.records if r.type == "CONFIG_RECORD"
+                  and r.data["name"] == "unclean.leader.election.enable")
+    config.data["value"] = "false"
+    disallowed = write_log(log, frames, tmp_path / "disallowed")
+    assert [m.what for m in generate(disallowed)
+            if m.liveness and m.liveness[0] == "unclean_election_overdue"] == []
 
 
 def _as_kafka_dump(events) -> dict[str, list[dict]]:

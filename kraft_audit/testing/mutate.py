@@ -2,7 +2,8 @@
 
 From a real `__cluster_metadata-0` log dir (tests/fixtures/kraft-real, kraft-story: a real
 cluster's log holding every record type a cluster writes, and kraft-liveness: a real
-controller's periodic preferred elections, its settings beside it), each mutant is the
+controller's periodic preferred elections and its own unclean election, its settings beside
+it), each mutant is the
 same log with one controller mistake in it, written back as Kafka lays a log out: the
 records are changed at the record level and every batch is re-framed (offsets, CRC-32C), so
 the codec reads each mutant as a well-formed log. Every class below states why no correct
@@ -1189,8 +1190,8 @@ def _log_name(log_dir: Path) -> str:
 def fixture_logs() -> list[Path]:
     """The real logs kept in tests/fixtures: kraft-real (from public repositories),
     kraft-story (the every-record-type story on two 4.x lines and a 3.x line) and
-    kraft-liveness (periodic preferred elections on a 4.x and a 3.x line, each with the
-    settings of its cluster beside it: SETTINGS_FILE)."""
+    kraft-liveness (periodic preferred elections and the controller's own unclean election on
+    a 4.x and a 3.x line, each with the settings of its cluster beside it: SETTINGS_FILE)."""
     root = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
     return [p for folder in ("kraft-real", "kraft-story", "kraft-liveness")
             for p in sorted((root / folder).iterdir()) if p.is_dir()]

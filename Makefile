@@ -161,9 +161,9 @@ fixtures-story: install kafka
 	for v in $(KAFKA_4) $(KAFKA_3); do \
 	  $(BIN)/python -m kraft_audit.testing.realkafka.story $$v tests/fixtures/kraft-story/$$v || exit 1; done
 
-# The periodic preferred election (kraft_audit/testing/realkafka/liveness.py) on both lines, each
-# controller log kept with its controller's server.properties in tests/fixtures/kraft-liveness/<version>/
-# (about a minute a line).
+# The periodic preferred election and the controller's own unclean election
+# (kraft_audit/testing/realkafka/liveness.py) on both lines, each controller log kept with its
+# controller's server.properties in tests/fixtures/kraft-liveness/<version>/ (about 1.5 minutes a line).
 fixtures-liveness: install kafka
 	for v in $(KAFKA_4) $(KAFKA_3); do \
 	  $(BIN)/python -m kraft_audit.testing.realkafka.liveness $$v tests/fixtures/kraft-liveness/$$v || exit 1; done

@@ -223,13 +223,64 @@ def test_real_periodic_elections_close_every_interval_within_the_clusters_bound(
     assert len(closed) >= 4, closed
     assert all(c.end_ms is not None and c.end_ms - c.start_ms <= 3000 for c in closed), closed
     assert unmutated.overdue() == []
-    mutants = [m for m in generate(log) if m.cls == "missing-liveness"]
+    mutants = [m for m in generate(log) if m.liveness and m.liveness[0] == "leader_imbalanced"]
     assert len(mutants) >= 2  # two periodic elections at least
     for n, mutant in enumerate(mutants):
         target = write_log(log, mutant.frames, tmp_path / str(n))
         assert flagged(mutant, target, audit(target)), mutant.what
         (target / SETTINGS_FILE).unlink()  # Kafka's default bound (300 s): nothing overdue
         assert not flagged(mutant, target, audit(target)), mutant.what
+
+
+@pytest.mark.parametrize("version", sorted(p.name for p in LIVENESS.iterdir() if p.is_dir()))
+def test_real_unclean_election_at_the_unfence_and_the_log_left_without_it(version, tmp_path):
+    """The same real logs end with the controller's own unclean election: a topic that allows
+    it, its last ISR member shut down, a replica out of the ISR unfenced. The controller elects
+    it in the unfence's own batch, so unclean_election_overdue never opens; the log left
+    without that election (class missing-liveness) opens it at the unfence's end, where a
+    correct controller would have elected."""
+    from kraft_audit.core.codec.logdir import metadata_dir
+    from kraft_audit.testing.mutate import audit, batch_of, flagged, generate, read_frames, write_log
+
+    log = LIVENESS / version
+    events = [e for e in read_log_dir(log, "") if isinstance(e, MetadataEvent)]
+    auditor = Auditor(CATALOG)
+    out = auditor.process(events)
+    assert out.violations == [] and auditor.gauges().unclean_elections_total == 1
+    elected = next(e for e in events if e.type == "PARTITION_CHANGE_RECORD"
+                   and e.data.get("leaderRecoveryState") == 1)
+    batch = [e for e in events if e.batch_last_offset == elected.batch_last_offset]
+    assert any(e.type == "BROKER_REGISTRATION_CHANGE_RECORD" and e.data.get("fenced") == -1
+               and e.data["brokerId"] == elected.data["leader"] for e in batch)
+    key = (elected.data["topicId"], elected.data["partitionId"])
+    before = [e.data for e in events[:events.index(elected)] if e.type.startswith("PARTITION")
+              and (e.data["topicId"], e.data["partitionId"]) == key]
+    isr = next(d["isr"] for d in reversed(before) if d.get("isr") is not None)
+    elr = next((d["eligibleLeaderReplicas"] for d in reversed(before)
+                if d.get("eligibleLeaderReplicas") is not None), [])
+    assert elected.data["leader"] not in isr + elr  # out of the ISR and the ELR: unclean
+    unmutated = audit(log)
+    assert [c for c in unmutated.intervals if c.condition == "unclean_election_overdue"] == []
+    recovered = next(e.offset for e in events if e.offset > elected.offset
+                     and e.data.get("leaderRecoveryState") == 0)  # the leader's ISR expansion
+    assert [(c.start_offset, c.end_offset) for c in unmutated.intervals
+            if c.condition == "recovering"] == [(elected.offset, recovered)]
+    mutants = [m for m in generate(log) if m.liveness and m.liveness[0] == "unclean_election_overdue"]
+    assert [m.offset for m in mutants] == [batch[0].offset]
+    target = write_log(log, mutants[0].frames, tmp_path / "mutant")
+    mutated = audit(target)
+    assert flagged(mutants[0], target, mutated)
+    _first, end = batch_of(target, mutants[0].offset)
+    opened = [c.start_offset for c in mutated.intervals if c.condition == "unclean_election_overdue"]
+    assert opened == [end]  # at the unfence's end, where the controller elects
+    # where the topic does not allow it, no controller promises that election: no such mutant
+    frames = read_frames(metadata_dir(log))
+    config = next(r for f in frames for r in f.records if r.type == "CONFIG_RECORD"
+                  and r.data["name"] == "unclean.leader.election.enable")
+    config.data["value"] = "false"
+    disallowed = write_log(log, frames, tmp_path / "disallowed")
+    assert [m.what for m in generate(disallowed)
+            if m.liveness and m.liveness[0] == "unclean_election_overdue"] == []
 
 
 def _as_kafka_dump(events) -> dict[str, list[dict]]:

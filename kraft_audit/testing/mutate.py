@@ -2,7 +2,8 @@
 
 From a real `__cluster_metadata-0` log dir (tests/fixtures/kraft-real, kraft-story: a real
 cluster's log holding every record type a cluster writes, and kraft-liveness: a real
-controller's periodic preferred elections, its settings beside it), each mutant is the
+controller's periodic preferred elections and its own unclean election, its settings beside
+it), each mutant is the
 same log with one controller mistake in it, written back as Kafka lays a log out: the
 records are changed at the record level and every batch is re-framed (offsets, CRC-32C), so
 the codec reads each mutant as a well-formed log. Every class below states why no correct
@@ -863,8 +864,10 @@ def _controlled_shutdown_mutants(frames, pos, per_kind: int, rng: random.Random)
 
 _IMBALANCED = "leader_imbalanced"
 _OVERDUE = "election_overdue"
+_UNCLEAN = "unclean_election_overdue"
+_UNCLEAN_CONFIG = "unclean.leader.election.enable"
 # judged where an operation ends: any interval of them is a promise broken (no bound to wait)
-AT_OPERATION_END = (_OVERDUE, "unclean_election_overdue")
+AT_OPERATION_END = (_OVERDUE, _UNCLEAN)
 _BROKER_RECORDS = ("REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD", "FENCE_BROKER_RECORD",
                    "UNFENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD")
 _UNSET = {"leader": -2, "leaderRecoveryState": -1}  # a change record's "no change" values
@@ -884,16 +887,38 @@ def _missing_election_mutants(log_dir: Path, frames, pos, per_kind: int,
     - of a leaderless partition, to an ISR member (an ELR member when the ISR is empty): a
       clean election in the operation that made that replica electable (an unfence). Left
       out, the operation ends with the partition leaderless while a clean candidate could
-      lead, which no controller allows (election_overdue, judged at the operation's end)."""
-    bound = condition_bounds_seconds(CoreSettings.of(log_settings(log_dir))).get(_IMBALANCED)
+      lead, which no controller allows (election_overdue, judged at the operation's end);
+    - of a leaderless partition of a topic that allows unclean elections, to a replica out of
+      the ISR (and out of the ELR when the ISR is empty), RECOVERING where the record sets the
+      recovery state: the controller's unclean election in the unfence of that replica's broker
+      (its unfence elects over every leaderless partition, uncleanly where the topic allows it).
+      Left out, the unfence ends with the partition leaderless while a replica could lead
+      uncleanly (unclean_election_overdue, judged at the operation's end: the mutant's offset is
+      the batch's first, the unfence). The records after it (the leader's ISR expansion carrying
+      RECOVERED) then apply to a leaderless partition: the log is impossible from the unfence's
+      end on, and flagged there."""
+    settings = log_settings(log_dir)
+    bound = condition_bounds_seconds(CoreSettings.of(settings)).get(_IMBALANCED)
     last_ms = max((f.timestamp_ms for f in frames if f.records), default=0)
     replicas: dict[tuple, list[int]] = {}
     leaders: dict[tuple, int] = {}
     isr: dict[tuple, list[int]] = {}
     elr: dict[tuple, list[int]] = {}
-    preferred, leaderless = [], []
+    preferred, leaderless, unclean = [], [], []
+    names: dict[str, str] = {}  # topic id -> name
+    allows: dict[str, bool] = {}  # topic name ("" the cluster default) -> unclean elections allowed
     for fi, ri, off in pos:
         r = frames[fi].records[ri]
+        if r.type == "TOPIC_RECORD" and r.data is not None:
+            names[r.data["topicId"]] = r.data["name"]
+        elif r.type == "CONFIG_RECORD" and r.data is not None and r.data.get("name") == _UNCLEAN_CONFIG:
+            # a topic's (resource type 2) or the cluster default's (type 4, broker "")
+            kind, name = r.data.get("resourceType"), r.data.get("resourceName")
+            if kind == 2 or (kind, name) == (4, ""):
+                if r.data.get("value") is None:
+                    allows.pop(name, None)
+                else:
+                    allows[name] = r.data["value"].strip().lower() == "true"
         if r.data is None or r.type not in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
             continue
         key = (r.data["topicId"], r.data["partitionId"])
@@ -907,6 +932,13 @@ def _missing_election_mutants(log_dir: Path, frames, pos, per_kind: int,
             elif changed == {"leader"} and leaders[key] == -1 and new >= 0 and (
                     new in isr[key] or (not isr[key] and new in elr[key])):
                 leaderless.append(((fi, ri, off), key, new))
+            elif (leaders[key] == -1 and new >= 0 and new not in isr[key]
+                  and not (not isr[key] and new in elr[key])
+                  and r.data.get("leaderRecoveryState", -1) in (-1, 1)
+                  and allows.get(names.get(key[0], ""), allows.get("", settings.get(
+                      "unclean_leader_election_default", False)))
+                  and any(_unfences(c, new) for c in frames[fi].records)):
+                unclean.append(((fi, ri, off), key, new))
         if r.data.get("replicas") is not None:
             replicas[key] = list(r.data["replicas"])
         if r.data.get("leader", -2) != -2:
@@ -937,6 +969,20 @@ def _missing_election_mutants(log_dir: Path, frames, pos, per_kind: int,
         yield Mutant("missing-liveness", f"PartitionChangeRecord at {p[2]} left out: the election of "
                      f"in-sync replica {broker} of a leaderless partition", m, p[2],
                      rtype="PARTITION_CHANGE_RECORD", liveness=(_OVERDUE, key[0], key[1]))
+    for p, key, broker in _sample(unclean, per_kind, rng):
+        m = _copy(frames)
+        del m[p[0]].records[p[1]]
+        yield Mutant("missing-liveness", f"PartitionChangeRecord at {p[2]} left out: the unclean election "
+                     f"of replica {broker} of a leaderless partition at its broker's unfence", m,
+                     p[2] - p[1], rtype="PARTITION_CHANGE_RECORD", liveness=(_UNCLEAN, key[0], key[1]))
+
+
+def _unfences(r: Rec, broker: int) -> bool:
+    """Whether `r` unfences `broker` (either record type a controller writes for it)."""
+    return r.data is not None and (
+        (r.type == "UNFENCE_BROKER_RECORD" and r.data.get("id") == broker)
+        or (r.type == "BROKER_REGISTRATION_CHANGE_RECORD" and r.data.get("brokerId") == broker
+            and r.data.get("fenced") == -1))
 
 
 def _leader_before(frames, pos, offset: int, topic_id: str, partition: int) -> int | None:
@@ -1144,8 +1190,8 @@ def _log_name(log_dir: Path) -> str:
 def fixture_logs() -> list[Path]:
     """The real logs kept in tests/fixtures: kraft-real (from public repositories),
     kraft-story (the every-record-type story on two 4.x lines and a 3.x line) and
-    kraft-liveness (periodic preferred elections on a 4.x and a 3.x line, each with the
-    settings of its cluster beside it: SETTINGS_FILE)."""
+    kraft-liveness (periodic preferred elections and the controller's own unclean election on
+    a 4.x and a 3.x line, each with the settings of its cluster beside it: SETTINGS_FILE)."""
     root = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
     return [p for folder in ("kraft-real", "kraft-story", "kraft-liveness")
             for p in sorted((root / folder).iterdir()) if p.is_dir()]

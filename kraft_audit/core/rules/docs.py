@@ -111,7 +111,11 @@ MUTATION_CLASSES = {
         'within one interval); the clean election of a leaderless partition (the change that '
         'only sets its leader, to an ISR member) left out of the operation that made the '
         'replica electable (a controller elects in that operation, never leaves it leaderless '
-        'past its end)',
+        'past its end); the unclean election of a leaderless partition of a topic that allows '
+        'it (the change that sets its leader to a replica out of the ISR and ELR, RECOVERING) '
+        "left out of the unfence of that replica's broker (an unfence elects over every "
+        'leaderless partition, uncleanly where the topic allows it and no clean candidate can '
+        'lead: it never leaves one leaderless past its end while a replica could lead)',
 }
 
 MUTATIONS = """
@@ -122,7 +126,8 @@ MUTATIONS = """
 the real logs in `tests/fixtures/kraft-real/`, `tests/fixtures/kraft-story/` (a real
 cluster's log holding every record type a cluster writes, on two 4.x lines and a 3.x line) and
 `tests/fixtures/kraft-liveness/` (a real controller's periodic preferred elections with a 3 s
-leader.imbalance.check.interval.seconds, on a 4.x and a 3.x line), writes
+leader.imbalance.check.interval.seconds, and its own unclean election at an unfence, on a 4.x
+and a 3.x line), writes
 mutants of them with one controller
 mistake each (records changed at the record level, every batch re-framed with valid offsets
 and CRCs) and audits each as `kraft-audit check` does, with the settings of its cluster where
@@ -163,8 +168,9 @@ class shows them.
 
 `missing-liveness` is scored by conditions, not rules: `--without` cannot turn them off, so
 its "before" column counts them too (before issue 21 no liveness condition judged it: 0%).
-Its mutants come from the kraft-liveness logs (preferred elections, `leader_imbalanced`)
-and from the kraft-real logs (a broker's unfence electing the partitions it left
+Its mutants come from the kraft-liveness logs (preferred elections, `leader_imbalanced`;
+the unclean election at an unfence, `unclean_election_overdue`) and from the kraft-real and
+kraft-liveness logs (a broker's unfence electing the partitions it left
 leaderless, `election_overdue`: any interval of it is a promise broken, since the
 controller elects a clean candidate in the operation that makes it electable, and the
 condition is judged where that operation ends).
@@ -178,22 +184,35 @@ change that only moves the leader to the first replica; that replica could lead 
 controller elected it, and stays able to, since the generator drops only an election after
 which the log runs two check intervals with no record about the partition or that replica's
 broker. The imbalance then lasts more than twice the bound where one interval (plus the
-event queue's latency) is promised: on the real logs every interval closes 1.0 to 2.2 s
+event queue's latency) is promised: on the real logs every interval closes 1.0 to 2.3 s
 after it opens, with a 3 s interval. Measured with the log's own settings only: with
 Kafka's default bound (300 s) the same mutants are not flagged
-(tests/test_leader_imbalanced.py). Not scored yet: `unclean_election_overdue` needs a
-real log with an unclean election the controller made by itself (a topic that allows it),
-which no fixture holds; `reassignment_stalled` has no mutant of this kind, since a
+(tests/test_leader_imbalanced.py).
+Why no correct controller leaves out the unclean election of an unfence: the unfence of a
+broker runs an election over every leaderless partition in its own batch
+(ReplicationControlManager.handleBrokerUnfenced), with PartitionChangeBuilder's unclean
+election where the topic allows it (unclean.leader.election.enable, topic or cluster
+default), which elects the first acceptable replica (the unfenced broker is acceptable)
+when no ISR member, nor ELR member with the ISR empty, can lead (seen on a 3.x and a 4.x
+line). The kraft-liveness logs hold one, made by the controller itself (a topic that allows
+it, its last ISR member shut down, a replica out of the ISR unfenced: leader out of the ISR
+and ELR, RECOVERING). The mutant drops that change from the unfence's batch, so the unfence
+ends with the partition leaderless while its broker could lead it uncleanly:
+`unclean_election_overdue` opens at that batch's end (the mutant's offset is the batch's
+first record, the unfence), and the mutant is flagged there. The records after it were
+written for a led partition (the new leader's ISR expansion carrying RECOVERED) and the
+rules flag them too, later; no finding of the mutated batch is needed, the condition is
+the witness. Not scored: `reassignment_stalled` has no mutant of this kind, since a
 controller completes a reassignment in the record that brings its last adding replica into
 the ISR, and leaving that record out leaves out the ISR change that would open it.
 """
 
 # Measured by `python -m kraft_audit.testing.mutate` (and its `--without` run for "before");
 # the mutations test fails when the measured table departs from these rows.
-SCORES = (("wrong-value", 522, 127, 522), ("missing-record", 115, 69, 113), ("extra-record", 144, 67, 144),
-          ("reordered-record", 81, 54, 78), ("wrong-type", 71, 50, 71), ("overflow", 242, 64, 242),
-          ("unparseable-string", 153, 32, 153), ("snapshot-differs", 161, 24, 161),
-          ("missing-liveness", 16, 16, 16))
+SCORES = (("wrong-value", 530, 127, 530), ("missing-record", 117, 71, 115), ("extra-record", 146, 67, 146),
+          ("reordered-record", 83, 56, 80), ("wrong-type", 73, 52, 73), ("overflow", 244, 64, 244),
+          ("unparseable-string", 157, 32, 157), ("snapshot-differs", 161, 24, 161),
+          ("missing-liveness", 22, 22, 22))
 
 
 def mutation_section() -> str:

@@ -6,6 +6,18 @@ controller's periodic task (auto.leader.rebalance.enable, Kafka's default) elect
 the leader of the partitions it prefers. The log goes on a few check intervals after each
 election, so that a log missing one of them would hold an imbalance open past the bound.
 
+Then the controller's own unclean election: a topic of one partition on [1, 2] that allows
+it (unclean.leader.election.enable=true, a topic config). Broker 2 is killed (fenced after
+the session timeout: out of the ISR), broker 1, the last ISR member, stopped (a controlled
+shutdown: the partition goes leaderless), and broker 2 started again: its unfence elects it
+uncleanly, out of the ISR (and ELR), RECOVERING (ReplicationControlManager's unfence runs
+PartitionChangeBuilder's unclean election over the leaderless partitions of topics that
+allow it, on 3.9 as on 4.x). Broker 1 started again joins its ISR (the leader's ISR
+expansion carries RECOVERED) and the periodic task gives every partition back to its
+preferred replica. Broker 1 is stopped, not killed: on a line with ELR a broker that comes
+back from a kill -9 leaves every ELR (unclean shutdown), and the other topic's partitions,
+which do not allow an unclean election, would stay leaderless for good.
+
 tests/fixtures/kraft-liveness/<version>/ keeps each line's controller log with a
 `server.properties` beside it: the controller's static configs the audit needs (what
 `kraft-audit check --server-properties` reads), read by the mutation tests too
@@ -30,6 +42,7 @@ INTERVAL_S = 3  # the controller's leader.imbalance.check.interval.seconds
 TOPIC = "rebalanced"
 ASSIGNMENT = [[1, 2], [2, 1], [1, 2], [2, 1]]  # each broker the preferred replica of two
 QUIET_S = 3 * INTERVAL_S  # after each election: past the bound twice, as a dropped one would be
+UNCLEAN_TOPIC = "unclean"  # allows the controller to elect uncleanly by itself
 
 
 def liveness_cluster(version: str, workdir: Path) -> KafkaCluster:
@@ -40,16 +53,19 @@ def liveness_cluster(version: str, workdir: Path) -> KafkaCluster:
                             "metadata.max.idle.interval.ms": "2000"})
 
 
-def _partitions(cluster: KafkaCluster):
+def _partitions(cluster: KafkaCluster, topics: dict[str, int]):
     from kraft_audit.cli.describe import replay
 
     state = replay(cluster.metadata_log_dir, cluster.cluster_id, None)
-    tid = state.topic_ids.get(TOPIC)
-    return [state.partitions.get((tid, i)) for i in range(len(ASSIGNMENT))] if tid else []
+    ids = [state.topic_ids.get(t) for t in topics]
+    return [state.partitions.get((tid, i)) for tid, n in zip(ids, topics.values()) for i in range(n)] \
+        if all(ids) else []
 
 
-def _wait(cluster: KafkaCluster, what: str, check, timeout: float = 90) -> None:
-    wait_until(what, lambda: (ps := _partitions(cluster)) and all(p is not None for p in ps)
+def _wait(cluster: KafkaCluster, what: str, check, timeout: float = 90,
+          topics: dict[str, int] | None = None) -> None:
+    topics = topics or {TOPIC: len(ASSIGNMENT)}
+    wait_until(what, lambda: (ps := _partitions(cluster, topics)) and all(p is not None for p in ps)
                and all(check(p) for p in ps), timeout, every=0.5)
 
 
@@ -69,10 +85,32 @@ def run_liveness(version: str, workdir: Path) -> KafkaCluster:
             cluster.broker(broker).start()  # back in the ISR: the periodic task elects it
             _wait(cluster, "led by the preferred replicas again", balanced, timeout=120)
             time.sleep(QUIET_S)
+        _unclean_election(cluster, balanced)
         cluster.controller.stop()
         return cluster
     finally:
         cluster.close()
+
+
+def _unclean_election(cluster: KafkaCluster, balanced) -> None:
+    """The controller's own unclean election, at broker 2's unfence (the module's docstring)."""
+    unclean = {UNCLEAN_TOPIC: 1}
+    everything = {TOPIC: len(ASSIGNMENT), UNCLEAN_TOPIC: 1}
+    cluster.tools.create_topic(UNCLEAN_TOPIC, assignment=[[1, 2]],
+                               configs={"unclean.leader.election.enable": "true"})
+    _wait(cluster, "unclean-0 led by 1, in sync", balanced, topics=unclean)
+    cluster.broker(2).kill()  # fenced after the session timeout: out of every ISR
+    _wait(cluster, "everything led by 1 alone", lambda p: p.leader == 1 and list(p.isr) == [1],
+          topics=everything)
+    cluster.broker(1).stop()  # the last ISR member's controlled shutdown: leaderless
+    _wait(cluster, "everything leaderless", lambda p: p.leader == -1, topics=everything)
+    cluster.broker(2).start()  # its unfence elects it uncleanly where the topic allows it
+    _wait(cluster, "unclean-0 led by 2, RECOVERING",
+          lambda p: p.leader == 2 and p.leader_recovery_state == 1, topics=unclean)
+    cluster.broker(1).start()  # in the ISR again (RECOVERED), then the preferred replica again
+    _wait(cluster, "led by the preferred replicas again, RECOVERED",
+          lambda p: balanced(p) and p.leader_recovery_state == 0, timeout=120, topics=everything)
+    time.sleep(QUIET_S)
 
 
 def main(argv: list[str]) -> int:

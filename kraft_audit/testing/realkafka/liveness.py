@@ -28,15 +28,13 @@ tests/fixtures/kraft-liveness/<version>/ keeps each line's controller log with a
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from kraft_audit.testing.mutate import SETTINGS_FILE
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, elr_features, wait_until
-from kraft_audit.testing.realkafka.story import keep
+from kraft_audit.testing.realkafka.story import keep_run
 
 INTERVAL_S = 3  # the controller's leader.imbalance.check.interval.seconds
 TOPIC = "rebalanced"
@@ -114,25 +112,13 @@ def _unclean_election(cluster: KafkaCluster, balanced) -> None:
 
 
 def main(argv: list[str]) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m kraft_audit.testing.realkafka.liveness")
-    parser.add_argument("version")
-    parser.add_argument("target", type=Path)
-    parser.add_argument("--workdir", type=Path)
-    args = parser.parse_args(argv)
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix=f"kraft-liveness-{args.version}-"))
-    cluster = run_liveness(args.version, workdir)
-    keep(cluster, args.target)
+    args, _cluster = keep_run(argv, "liveness", run_liveness)
     (args.target / SETTINGS_FILE).write_text(
         "# the controller's static configs the audit needs (the rest of its file names this\n"
         "# machine's paths and ports)\n"
         f"leader.imbalance.check.interval.seconds={INTERVAL_S}\n")
-    if args.workdir is None:  # a failed run raised above and left its files to look at
-        shutil.rmtree(workdir, ignore_errors=True)
     print(f"kept {args.target}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

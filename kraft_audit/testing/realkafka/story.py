@@ -340,24 +340,32 @@ def keep(cluster: KafkaCluster, target: Path) -> Path:
     return target
 
 
-def main(argv: list[str]) -> int:
+def keep_run(argv: list[str], name: str, run):
+    """A fixture script's command line, `VERSION TARGET_DIR [--workdir DIR]`: `run(version,
+    workdir)` (a cluster, or a tuple whose first item is one), its controller's log kept in
+    TARGET_DIR, the workdir removed unless given. Returns (the parsed arguments, run's
+    result)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m kraft_audit.testing.realkafka.story")
+    parser = argparse.ArgumentParser(prog=f"python -m kraft_audit.testing.realkafka.{name}")
     parser.add_argument("version")
     parser.add_argument("target", type=Path)
     parser.add_argument("--workdir", type=Path)
     args = parser.parse_args(argv)
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix=f"kraft-story-{args.version}-"))
-    cluster, skipped = run_story(args.version, workdir)
-    keep(cluster, args.target)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix=f"kraft-{name}-{args.version}-"))
+    result = run(args.version, workdir)
+    keep(result[0] if isinstance(result, tuple) else result, args.target)
     if args.workdir is None:  # a failed run raised above and left its files to look at
         shutil.rmtree(workdir, ignore_errors=True)
+    return args, result
+
+
+def main(argv: list[str]) -> int:
+    args, (_cluster, skipped) = keep_run(argv, "story", run_story)
     for step, why in skipped.items():
         print(f"skipped {step}: {why}")
     print(f"kept {args.target}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

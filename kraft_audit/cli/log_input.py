@@ -11,6 +11,7 @@ from kraft_audit.core.codec.batches import HEADER_SIZE, MAGIC, NoOpRun
 from kraft_audit.core.codec.dumpread import DumpChunk
 from kraft_audit.core.codec.dumplog import parse_dump_log
 from kraft_audit.core.codec.logdir import (
+    RECORD_RUNS,
     list_segments,
     list_snapshots,
     read_file_events,
@@ -40,7 +41,7 @@ class Tally:
                 self.quarantined += 1
                 if self.first_reason is None:
                     self.first_reason = f"{item.source} position {item.position}: {item.reason}"
-            elif type(item) is NoOpRun or type(item) is DumpChunk:  # records at consecutive offsets
+            elif type(item) in RECORD_RUNS:  # records at consecutive offsets
                 self.records += item.count
                 if self.first_offset is None:
                     self.first_offset, self.first_source = item.first_offset, item.source
@@ -80,7 +81,7 @@ def read_path(
     """Events of whatever PATH is; UsageError when it cannot be read at all.
     `noop_runs`: a segment's runs of NoOp batches as `NoOpRun`s (codec.batches.iter_events).
     `dump_chunks`: batches `dump` writes from their bytes as `DumpChunk`s
-    (codec.dumpjson.iter_dump)."""
+    (codec.dumpread.iter_dump)."""
     if not path.exists():
         raise UsageError(f"{path} does not exist")
     if path.is_dir():

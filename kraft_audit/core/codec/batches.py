@@ -597,8 +597,10 @@ def batch_events(batch: Batch, cluster_id: str, source: str, keep_values: bool =
 # Kafka writes it: length 10, attributes 0, timestamp and offset delta 0, null
 # key, a 4-byte value (frame 1, apiKey 20, version 0, no tagged fields), no headers.
 NOOP_RECORDS = b"\x14\x00\x00\x00\x01\x08\x01\x14\x00\x00\x00"
-_NOOP_BATCH_SIZE = HEADER_SIZE + len(NOOP_RECORDS)
-_NOOP_COUNT_AND_RECORDS = b"\x00\x00\x00\x01" + NOOP_RECORDS  # from the records count (byte 57) on
+NOOP_VALUE = NOOP_RECORDS[6:10]  # frame 1, apiKey 20, version 0, no tagged fields
+NOOP_BATCH_SIZE = HEADER_SIZE + len(NOOP_RECORDS)
+RECORDS_COUNT_AT = 57  # the records count's place in a batch header
+NOOP_COUNT_AND_RECORDS = b"\x00\x00\x00\x01" + NOOP_RECORDS  # from the records count on
 # HEADER's first eight fields (to the base timestamp): all iter_events reads of a header
 _HEADER_HEAD = struct.Struct(HEADER.format[:9])
 _BASE_TIMESTAMP = struct.Struct(">q")
@@ -616,7 +618,7 @@ class NoOpRun:
     cluster_id: str
     source: str
     buf: bytes  # the file's bytes: the run's batches are read from it again only when expanded
-    position: int  # of its first batch; the others follow, _NOOP_BATCH_SIZE bytes each
+    position: int  # of its first batch; the others follow, NOOP_BATCH_SIZE bytes each
     first_offset: int
     count: int
     leader_epoch: int
@@ -628,7 +630,7 @@ class NoOpRun:
 
     def event(self, index: int) -> MetadataEvent:
         """The event of its index-th batch."""
-        position, offset = self.position + index * _NOOP_BATCH_SIZE, self.first_offset + index
+        position, offset = self.position + index * NOOP_BATCH_SIZE, self.first_offset + index
         timestamp = _BASE_TIMESTAMP.unpack_from(self.buf, position + _BASE_TIMESTAMP_AT)[0]
         return MetadataEvent(self.cluster_id, self.source, position, offset, offset, offset, timestamp,
                              KIND_RECORD, "NO_OP_RECORD", 0, {}, _NOOP_API_KEY, None, self.leader_epoch)
@@ -664,9 +666,9 @@ def iter_events(buf: bytes, cluster_id: str, source: str, noop_runs: bool = Fals
                 and crc32c(view[pos + CRC_START : pos + size]) == crc
             ):
                 if (
-                    size == _NOOP_BATCH_SIZE
+                    size == NOOP_BATCH_SIZE
                     and not attributes & ATTR_CONTROL
-                    and buf.startswith(_NOOP_COUNT_AND_RECORDS, pos + 57)  # count 1, the NoOp
+                    and buf.startswith(NOOP_COUNT_AND_RECORDS, pos + RECORDS_COUNT_AT)  # count 1, the NoOp
                 ):
                     if noop_runs and not last_delta:
                         if run_count and base_offset == run_next and epoch == run_epoch:

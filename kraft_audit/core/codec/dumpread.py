@@ -28,7 +28,10 @@ from kraft_audit.core.codec.batches import (
     LOG_OVERHEAD,
     MAGIC,
     MAX_BATCH_BYTES,
-    NOOP_RECORDS,
+    NOOP_BATCH_SIZE,
+    NOOP_COUNT_AND_RECORDS,
+    NOOP_VALUE,
+    RECORDS_COUNT_AT,
     VALUE_ERRORS,
     Batch,
     batch_events,
@@ -39,10 +42,6 @@ from kraft_audit.core.events import MetadataEvent, Quarantined
 
 CHUNK_RECORDS = 512  # a DumpChunk ends with the batch that brings it to this many records
 _COUNT = struct.Struct(">i")
-_COUNT_AT = 57  # the records count's place in the header
-_NOOP_VALUE = NOOP_RECORDS[-5:-1]  # frame 1, apiKey 20, version 0, no tagged fields
-_NOOP_BATCH_SIZE = HEADER_SIZE + len(NOOP_RECORDS)
-_NOOP_COUNT_AND_RECORDS = _COUNT.pack(1) + NOOP_RECORDS
 
 
 @dataclass(slots=True)
@@ -143,7 +142,7 @@ def iter_dump(buf: bytes, cluster_id: str, source: str
     the writers do not take) gives what iter_events gives, from the same functions."""
     from kraft_audit.core.codec.dumpjson import LINE_WRITERS as writers
 
-    noop_text = writers[_NOOP_VALUE[:3]](_NOOP_VALUE, 3, len(_NOOP_VALUE))[0]
+    noop_text = writers[NOOP_VALUE[:3]](NOOP_VALUE, 3, len(NOOP_VALUE))[0]
     end = len(buf)
     view = memoryview(buf)
     unpack = HEADER.unpack_from
@@ -167,13 +166,13 @@ def iter_dump(buf: bytes, cluster_id: str, source: str
                 mid = (f',"batchBaseOffset":{base_offset},'
                        f'"batchLastOffset":{base_offset + last_delta},"timestampMs":')
                 tail = f'{src}{pos}}}\n'
-                if size == _NOOP_BATCH_SIZE and buf.startswith(_NOOP_COUNT_AND_RECORDS,
-                                                               pos + _COUNT_AT):
+                if size == NOOP_BATCH_SIZE and buf.startswith(NOOP_COUNT_AND_RECORDS,
+                                                               pos + RECORDS_COUNT_AT):
                     batch_lines: list[str] | None = [
                         f'{{"offset":{base_offset}{mid}{base_ts},{noop_text}{tail}']
                 else:
                     batch_lines = _record_lines(buf, pos + HEADER_SIZE, pos + size,
-                                                _COUNT.unpack_from(buf, pos + _COUNT_AT)[0],
+                                                _COUNT.unpack_from(buf, pos + RECORDS_COUNT_AT)[0],
                                                 base_offset, base_ts, mid, tail, writers)
                 if batch_lines:
                     if lines and (base_offset != next_offset or len(lines) >= CHUNK_RECORDS):

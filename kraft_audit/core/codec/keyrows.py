@@ -34,6 +34,7 @@ from kraft_audit.core.codec import wire
 from kraft_audit.core.codec.batches import (
     _RAW_EXCERPT,
     NOOP_RECORDS,
+    NOOP_VALUE,
     VALUE_ERRORS,
     Batch,
     RecordDecodeError,
@@ -50,7 +51,6 @@ from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined
 BROKER_ID_FIELD = {"FENCE_BROKER_RECORD": "id", "UNFENCE_BROKER_RECORD": "id"}
 
 NOOP_TYPE = "NO_OP_RECORD"
-NOOP_VALUE = NOOP_RECORDS[6:10]  # frame 1, apiKey 20, version 0, no tagged fields
 
 # The row of one record: what spark/event_rows' columns hold, in this order
 # (kind is "record" and data_json null for every tuple row).

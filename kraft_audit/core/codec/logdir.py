@@ -112,7 +112,7 @@ def read_file_events(
     """Every event of one segment or snapshot file; a torn tail is quarantined.
     `noop_runs`: runs of NoOp batches come as `NoOpRun`s (iter_events).
     `dump_chunks`: runs of batches `dump` writes from their bytes come as `DumpChunk`s
-    (dumpjson.iter_dump)."""
+    (dumpread.iter_dump)."""
     path = Path(path)
     buf = path.read_bytes() if data is None else data
     if dump_chunks:
@@ -194,7 +194,7 @@ def read_log_dir(
                 if item.offset > next_offset and item.offset == item.batch_base_offset:
                     yield _gap(cluster_id, item.source, item.position, next_offset, item.offset)
                 next_offset = item.offset + 1
-            elif type(item) is NoOpRun or type(item) is DumpChunk:
+            elif type(item) in RECORD_RUNS:
                 if item.first_offset < next_offset:  # partly covered: the rest, one by one
                     yield from (e for e in item.events() if e.offset >= next_offset)
                     next_offset = max(next_offset, item.last_offset + 1)
@@ -203,6 +203,11 @@ def read_log_dir(
                     yield _gap(cluster_id, item.source, item.position, next_offset, item.first_offset)
                 next_offset = item.last_offset + 1
             yield item
+
+
+# Items a reader gives for records at consecutive offsets, one item for many (count,
+# first_offset, last_offset, source, position; events() gives them one by one)
+RECORD_RUNS = (NoOpRun, DumpChunk)
 
 
 def _gap(cluster_id: str, source: str, position: int, next_offset: int, offset: int) -> Quarantined:

@@ -199,9 +199,7 @@ class EventLoop:
                         # A batch of one NoOpRecord in the current Raft epoch (most of a real
                         # log): no batch to open, judge or close; placed and counted below.
                         event.type == "NO_OP_RECORD" and offset == batch_end == event.batch_base_offset
-                        and event.leader_epoch == self.raft_epoch and self.last_offset >= 0
-                        and self.quiet_batches_skipped and event.kind == KIND_RECORD
-                        and not event.source.endswith(".checkpoint")):
+                        and event.kind == KIND_RECORD and self._quiet_noop(event.leader_epoch, event.source)):
                     self._batch = BatchInfo(event.batch_base_offset, event.batch_last_offset)
                     self._batch_quiet = True
                     epoch = event.leader_epoch  # judged where it changes: once per epoch
@@ -229,12 +227,18 @@ class EventLoop:
                 self._close_batch()
         return progressed, last_applied
 
+    def _quiet_noop(self, epoch: int, source: str) -> bool:
+        """Whether the quiet path may take a batch of one NoOpRecord of this Raft epoch read
+        from this file: the log has begun, the epoch is the one already judged, no rule waits
+        on batches, and it is not a snapshot's (placed where the snapshot ends)."""
+        return (epoch == self.raft_epoch and self.last_offset >= 0 and self.quiet_batches_skipped
+                and not source.endswith(".checkpoint"))
+
     def _quiet_run(self, run: NoOpRun, out: AuditOutput) -> MetadataEvent | None:
         """A run of NoOp batches placed and counted at once, as the quiet path above takes each
         when it takes the first (the others follow it in its epoch): its last event. None,
         nothing done, when the first would not take it."""
-        if not (run.leader_epoch == self.raft_epoch and 0 <= self.last_offset < run.first_offset
-                and self.quiet_batches_skipped and not run.source.endswith(".checkpoint")):
+        if not (self._quiet_noop(run.leader_epoch, run.source) and self.last_offset < run.first_offset):
             return None
         batch = self._batch
         if batch is not None and run.first_offset <= batch.last_offset:

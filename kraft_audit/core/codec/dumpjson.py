@@ -25,7 +25,6 @@ from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from kraft_audit.core.codec.records import _FIXED_FORMAT
 from kraft_audit.core.codec.records import _NAMESPACE as _DECODE_NAMESPACE
 from kraft_audit.core.codec.records import (
     FRAME_VERSION,
@@ -188,19 +187,7 @@ class _LineCompiler(_DecoderCompiler):
         self.count += 1
         name = f"_line_{self.count}"
         present = fields_for(fields, version)
-        body: list[str] = []
-        run: list[tuple[Field, str]] = []  # consecutive fixed-width fields: one unpack
-        for fl in present:
-            if fl.tag is not None:
-                continue
-            local = "f_" + fl.name
-            if fl.type in _FIXED_FORMAT:
-                run.append((fl, local))
-                continue
-            body += self.fixed_run(run)
-            run = []
-            body += self.read_field(fl, version, local)
-        body += self.fixed_run(run)
+        body = self.read_untagged(present, version, lambda fl: "f_" + fl.name)
         tagged = [fl for fl in present if fl.tag is not None]
         for fl in tagged:
             body.append(f"f_{fl.name} = {self.default_of(fl, version)}")

@@ -120,23 +120,10 @@ class _DecoderCompiler:
         self.count += 1
         name = f"_decode_{self.count}"
         present = fields_for(fields, version)
-        body: list[str] = []
-        values: dict[str, str] = {}  # field name -> expression for the dict literal
-        # Consecutive fixed-width untagged fields are read by one unpack.
-        run: list[tuple[Field, str]] = []
-        for fl in present:
-            if fl.tag is not None:
-                values[fl.name] = repr(fl.default_value(version))
-                continue
-            local = f"v{len(values)}"
-            values[fl.name] = local
-            if fl.type in _FIXED_FORMAT:
-                run.append((fl, local))
-                continue
-            body += self.fixed_run(run)
-            run = []
-            body += self.read_field(fl, version, local)
-        body += self.fixed_run(run)
+        # field name -> expression for the dict literal: a local, or a tagged field's default
+        values = {fl.name: f"v{i}" if fl.tag is None else repr(fl.default_value(version))
+                  for i, fl in enumerate(present)}
+        body = self.read_untagged(present, version, lambda fl: values[fl.name])
         # One dict literal in schema order: tagged fields start at their default.
         body.append("d = {" + ", ".join(f"{k!r}: {v}" for k, v in values.items()) + "}")
         body += self.tagged_section([fl for fl in present if fl.tag is not None], version)
@@ -145,6 +132,23 @@ class _DecoderCompiler:
             f"def {name}(buf, pos, end):\n" + "".join(f"    {line}\n" for line in body)
         )
         return name
+
+    def read_untagged(self, present: list[Field], version: int, local_of: Callable[[Field], str]
+                      ) -> list[str]:
+        """Lines reading the untagged fields in order, each into local_of(field);
+        consecutive fixed-width ones by one unpack."""
+        body: list[str] = []
+        run: list[tuple[Field, str]] = []
+        for fl in present:
+            if fl.tag is not None:
+                continue
+            if fl.type in _FIXED_FORMAT:
+                run.append((fl, local_of(fl)))
+                continue
+            body += self.fixed_run(run)
+            run = []
+            body += self.read_field(fl, version, local_of(fl))
+        return body + self.fixed_run(run)
 
     def fixed_run(self, run: list[tuple[Field, str]]) -> list[str]:
         """Read fixed-width fields into their targets with one struct unpack."""

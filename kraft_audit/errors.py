@@ -17,6 +17,15 @@ class WireError(KraftAuditError, ValueError):
     """Bytes that do not follow the Kafka wire format."""
 
 
+class FramingProblem(WireError):
+    """A batch's records section that does not frame: the reason, the bytes where reading
+    stopped and the offset to quarantine it under (`codec.batches.record_frames`)."""
+
+    def __init__(self, reason: str, raw: bytes, offset: int):
+        super().__init__(reason)
+        self.reason, self.raw, self.offset = reason, raw, offset
+
+
 class RecordDecodeError(KraftAuditError, ValueError):
     """A record value that does not decode; the message says what and where."""
 

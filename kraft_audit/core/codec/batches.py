@@ -27,6 +27,7 @@ from kraft_audit.core.codec.records import (
     decode_value,
 )
 from kraft_audit.core.events import KIND_CONTROL, KIND_RECORD, UNKNOWN_RECORD, MetadataEvent, Quarantined
+from kraft_audit.errors import FramingProblem
 
 HEADER = struct.Struct(">qiibIhiqqqhii")  # the 61-byte v2 header, field by field
 HEADER_SIZE = HEADER.size
@@ -442,31 +443,24 @@ def decode_record_value(value: bytes) -> tuple[str, int, int, dict, bytes | None
     return type_name, version, api_key, data, None
 
 
-def batch_events(batch: Batch, cluster_id: str, source: str, keep_values: bool = False
-                 ) -> list[MetadataEvent | Quarantined]:
-    """Decode every record of a batch into events; bad records become Quarantined.
-    `keep_values`: every metadata record's event keeps its value bytes in `raw` (the
-    Spark sources send those instead of the decoded data; `decode_record_value` reads
-    them back)."""
-    if batch.is_control:
-        return _control_events(batch, cluster_id, source)
+def record_frames(batch: Batch) -> Iterator[tuple[int, int, int, int]]:
+    """Each record of an uncompressed (or decompressed) batch as (offset, timestamp delta,
+    value start, value end) in `batch.buf`, read as Kafka frames it; keys are skipped, and
+    headers, which the metadata log never has, only checked. Raises `FramingProblem` at the
+    first record it cannot frame (the rest of the batch cannot be found), or after the last
+    one when bytes follow it. The fast path of every reader of sound batches: the one- and
+    two-byte varints, all a real log holds, are inlined."""
     buf, pos, end = batch.buf, batch.records_start, batch.records_end
-    base_offset, base_ts, position = batch.base_offset, batch.base_timestamp, batch.position
-    leader_epoch = batch.leader_epoch
-    last_offset = base_offset + batch.last_offset_delta
-    decoders = PREFIX_DECODERS
+    base_offset, position = batch.base_offset, batch.position
     read_varint = wire.read_varint
-    out: list[MetadataEvent | Quarantined] = []
-    append = out.append
     offset = base_offset
     for index in range(batch.records_count):
         try:
-            # Record framing: varints are zig-zag; the one-byte case is inlined.
-            b = buf[pos]
+            b = buf[pos]  # varints are zig-zag
             if b < 0x80:
                 length = (b >> 1) ^ -(b & 1)
                 pos += 1
-            elif buf[pos + 1] < 0x80:  # and the two-byte case (64..8191)
+            elif buf[pos + 1] < 0x80:
                 b = (b & 0x7F) | (buf[pos + 1] << 7)
                 length = (b >> 1) ^ -(b & 1)
                 pos += 2
@@ -474,9 +468,7 @@ def batch_events(batch: Batch, cluster_id: str, source: str, keep_values: bool =
                 length, pos = read_varint(buf, pos)
             record_end = pos + length
             if length < 0 or record_end > end:
-                raise wire.WireError(
-                    f"record {index} of {length} bytes runs past the end of its batch"
-                )
+                raise wire.WireError(f"record {index} of {length} bytes runs past the end of its batch")
             pos += 1  # attributes, unused
             b = buf[pos]
             if b < 0x80:
@@ -512,83 +504,65 @@ def batch_events(batch: Batch, cluster_id: str, source: str, keep_values: bool =
                 value_len, value_start = read_varint(buf, pos)
             value_end = value_start + value_len
             if value_len < 0 or value_end > record_end:
-                raise wire.WireError(
-                    f"record {index} has a value of {value_len} bytes that does not fit"
-                )
-            # Headers are never written to the metadata log; only their count is checked.
+                raise wire.WireError(f"record {index} has a value of {value_len} bytes that does not fit")
             if value_end + 1 != record_end or buf[value_end] != 0:
                 _skip_headers(buf, value_end, record_end)
-            pos = record_end
         except (IndexError, wire.WireError) as exc:
-            append(
-                Quarantined(
-                    cluster_id,
-                    source,
-                    position,
-                    f"batch at position {position} (base offset "
-                    f"{base_offset}): record {index} is malformed ({exc}); rest of batch skipped",
-                    bytes(buf[pos : pos + _RAW_EXCERPT]),
-                    offset,
-                )
-            )
-            return out
-        raw = None
-        try:
-            # Fast path: frame 1, one-byte apiKey and version, known schema.
-            entry = decoders.get(buf[value_start : value_start + 3])
-            if entry is not None:
-                type_name, decode_body, api_key, version = entry
-                data, stop = decode_body(buf, value_start + 3, value_end)
-                if stop != value_end:
-                    raise RecordDecodeError(_unfilled(type_name, version, value_len))
-            else:
-                api_key, version, type_name, data = decode_value(buf, value_start, value_end)
-                if type_name == UNKNOWN_RECORD:
-                    raw = bytes(buf[value_start:value_end])
-            if keep_values and raw is None:
-                raw = bytes(buf[value_start:value_end])
-        except VALUE_ERRORS as exc:
-            append(
-                Quarantined(
-                    cluster_id,
-                    source,
-                    position,
-                    value_problem(position, offset, exc),
-                    bytes(buf[value_start:value_end][:256]),
-                    offset,
-                )
-            )
-            continue
-        append(
-            MetadataEvent(
-                cluster_id,
-                source,
-                position,
-                offset,
-                base_offset,
-                last_offset,
-                base_ts + ts_delta,
-                KIND_RECORD,
-                type_name,
-                version,
-                data,
-                api_key,
-                raw,
-                leader_epoch,
-            )
-        )
+            raise FramingProblem(
+                f"batch at position {position} (base offset {base_offset}): record {index} is "
+                f"malformed ({exc}); rest of batch skipped",
+                bytes(buf[pos : pos + _RAW_EXCERPT]), offset) from None
+        yield offset, ts_delta, value_start, value_end
+        pos = record_end
     if pos != end:
-        append(
-            Quarantined(
-                cluster_id,
-                source,
-                position,
-                f"batch at position {position}: {end - pos} bytes follow "
-                f"its {batch.records_count} records",
-                b"",
-                last_offset,
-            )
-        )
+        raise FramingProblem(f"batch at position {position}: {end - pos} bytes follow "
+                             f"its {batch.records_count} records", b"",
+                             base_offset + batch.last_offset_delta)
+
+
+def decode_framed(buf: bytes, value_start: int, value_end: int) -> tuple[str, int, int, object]:
+    """The value at buf[value_start:value_end] decoded: (type name, version, apiKey, data).
+    Raises one of VALUE_ERRORS on bytes Kafka would reject."""
+    entry = PREFIX_DECODERS.get(buf[value_start : value_start + 3])
+    if entry is None:  # a long prefix, an unknown type or version
+        api_key, version, type_name, data = decode_value(buf, value_start, value_end)
+        return type_name, version, api_key, data
+    type_name, decode_body, api_key, version = entry
+    data, stop = decode_body(buf, value_start + 3, value_end)
+    if stop != value_end:
+        raise RecordDecodeError(_unfilled(type_name, version, value_end - value_start))
+    return type_name, version, api_key, data
+
+
+def batch_events(batch: Batch, cluster_id: str, source: str, keep_values: bool = False
+                 ) -> list[MetadataEvent | Quarantined]:
+    """Decode every record of a batch into events; bad records become Quarantined.
+    `keep_values`: every metadata record's event keeps its value bytes in `raw` (the
+    Spark sources send those instead of the decoded data; `decode_record_value` reads
+    them back)."""
+    if batch.is_control:
+        return _control_events(batch, cluster_id, source)
+    base_offset, base_ts, position = batch.base_offset, batch.base_timestamp, batch.position
+    leader_epoch = batch.leader_epoch
+    last_offset = base_offset + batch.last_offset_delta
+    buf = batch.buf
+    out: list[MetadataEvent | Quarantined] = []
+    append = out.append
+    try:
+        for offset, ts_delta, value_start, value_end in record_frames(batch):
+            try:
+                type_name, version, api_key, data = decode_framed(buf, value_start, value_end)
+            except VALUE_ERRORS as exc:
+                append(Quarantined(cluster_id, source, position, value_problem(position, offset, exc),
+                                   bytes(buf[value_start:value_end][:256]), offset))
+                continue
+            raw = (bytes(buf[value_start:value_end])
+                   if keep_values or type_name == UNKNOWN_RECORD else None)
+            append(MetadataEvent(cluster_id, source, position, offset, base_offset, last_offset,
+                                 base_ts + ts_delta, KIND_RECORD, type_name, version, data, api_key,
+                                 raw, leader_epoch))
+    except FramingProblem as problem:
+        append(Quarantined(cluster_id, source, position, problem.reason, problem.raw, problem.offset))
     return out
 
 

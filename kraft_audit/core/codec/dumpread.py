@@ -78,7 +78,8 @@ def _record_lines(buf: bytes, pos: int, end: int, count: int, base_offset: int, 
     out = []
     try:
         for index in range(count):
-            # Framing as batch_events reads it, the one- and two-byte varints inlined
+            # record_frames' framing, stricter: anything but the one- and two-byte varints
+            # a real log holds sends the batch to batch_events
             b = buf[pos]
             if b < 0x80:
                 length = (b >> 1) ^ -(b & 1)

@@ -5,8 +5,8 @@ operator decodes them) and a few key columns: type, version, apiKey, and
 topicId, partitionId, brokerId (Fence/Unfence: id). Those sit at fixed places:
 the type in the value's first three bytes, the key fields first in the bodies
 of the records that carry them. So the rows need no data dict and no
-`MetadataEvent` per record: `KeyRows.add_batch` frames a batch as
-`batch_events` does (same checks, same quarantine reasons), reads the prefix
+`MetadataEvent` per record: `KeyRows.add_batch` frames a batch with
+`batch_events`' own `record_frames` (same checks, same quarantine reasons), reads the prefix
 and the key fields at their positions, and appends one tuple per record.
 
 What it cannot read that way takes `batch_events`' path and is kept as the
@@ -30,22 +30,20 @@ import struct
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kraft_audit.core.codec import wire
 from kraft_audit.core.codec.batches import (
-    _RAW_EXCERPT,
     NOOP_RECORDS,
     NOOP_VALUE,
     VALUE_ERRORS,
     Batch,
-    RecordDecodeError,
     _control_events,
-    _skip_headers,
-    _unfilled,
+    decode_framed,
+    record_frames,
     value_problem,
 )
-from kraft_audit.core.codec.records import FRAME_VERSION, PREFIX_DECODERS, _uuid, decode_value
+from kraft_audit.core.codec.records import FRAME_VERSION, _uuid
 from kraft_audit.core.codec.schemas import METADATA_RECORDS, MessageSchema, fields_for
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined
+from kraft_audit.errors import FramingProblem
 
 # Records that name a broker, and the field that holds its id (else "brokerId").
 BROKER_ID_FIELD = {"FENCE_BROKER_RECORD": "id", "UNFENCE_BROKER_RECORD": "id"}
@@ -243,116 +241,39 @@ class KeyRows:
                     NOOP_TYPE, 0, 20, None, None, None, NOOP_VALUE))
             return
         readers = KEY_READERS
-        read_varint = wire.read_varint
-        offset = base_offset
-        for index in range(batch.records_count):
-            try:
-                # Record framing exactly as batch_events reads it (tests hold them equal).
-                b = buf[pos]
-                if b < 0x80:
-                    length = (b >> 1) ^ -(b & 1)
-                    pos += 1
-                elif buf[pos + 1] < 0x80:
-                    b = (b & 0x7F) | (buf[pos + 1] << 7)
-                    length = (b >> 1) ^ -(b & 1)
-                    pos += 2
-                else:
-                    length, pos = read_varint(buf, pos)
-                record_end = pos + length
-                if length < 0 or record_end > end:
-                    raise wire.WireError(
-                        f"record {index} of {length} bytes runs past the end of its batch"
-                    )
-                pos += 1  # attributes, unused
-                b = buf[pos]
-                if b < 0x80:
-                    ts_delta = (b >> 1) ^ -(b & 1)
-                    pos += 1
-                else:
-                    ts_delta, pos = wire.read_varlong(buf, pos)
-                b = buf[pos]
-                if b < 0x80:
-                    offset = base_offset + ((b >> 1) ^ -(b & 1))
-                    pos += 1
-                elif buf[pos + 1] < 0x80:
-                    b = (b & 0x7F) | (buf[pos + 1] << 7)
-                    offset = base_offset + ((b >> 1) ^ -(b & 1))
-                    pos += 2
-                else:
-                    delta, pos = read_varint(buf, pos)
-                    offset = base_offset + delta
-                if buf[pos] == 1:  # null key, as every metadata record has
-                    pos += 1
-                else:
-                    key_len, pos = read_varint(buf, pos)
-                    pos += max(key_len, 0)
-                b = buf[pos]
-                if b < 0x80:
-                    value_len = (b >> 1) ^ -(b & 1)
-                    value_start = pos + 1
-                elif buf[pos + 1] < 0x80:
-                    b = (b & 0x7F) | (buf[pos + 1] << 7)
-                    value_len = (b >> 1) ^ -(b & 1)
-                    value_start = pos + 2
-                else:
-                    value_len, value_start = read_varint(buf, pos)
-                value_end = value_start + value_len
-                if value_len < 0 or value_end > record_end:
-                    raise wire.WireError(
-                        f"record {index} has a value of {value_len} bytes that does not fit"
-                    )
-                if value_end + 1 != record_end or buf[value_end] != 0:
-                    _skip_headers(buf, value_end, record_end)
-                pos = record_end
-            except (IndexError, wire.WireError) as exc:
-                self.add(Quarantined(
-                    cluster_id, source, position,
-                    f"batch at position {position} (base offset "
-                    f"{base_offset}): record {index} is malformed ({exc}); rest of batch skipped",
-                    bytes(buf[pos : pos + _RAW_EXCERPT]), offset))
-                return
-            if offset >= min_offset:
-                reader = readers.get(buf[value_start : value_start + 3])
-                if reader is not None and value_len >= reader.need:
-                    raw = bytes(buf[value_start:value_end])
-                    if reader.type_name != NOOP_TYPE:
-                        topic, partition, broker = (reader.read(buf, value_start) if reader.read
-                                                    else (None, None, None))
-                        append((cluster_id, source, position, offset, base_offset, last_offset,
-                                base_ts + ts_delta, reader.type_name, reader.version, reader.api_key,
-                                topic, partition, broker, raw))
-                        continue
-                    if raw == NOOP_VALUE:
-                        if noops is not None:
-                            noops.append(len(rows))
-                        append((cluster_id, source, position, offset, base_offset, last_offset,
-                                base_ts + ts_delta, NOOP_TYPE, 0, 20, None, None, None, raw))
-                        continue
-            # The full decode, as batch_events does it.
-            raw = None
-            try:
-                entry = PREFIX_DECODERS.get(buf[value_start : value_start + 3])
-                if entry is not None:
-                    type_name, decode_body, api_key, version = entry
-                    data, stop = decode_body(buf, value_start + 3, value_end)
-                    if stop != value_end:
-                        raise RecordDecodeError(_unfilled(type_name, version, value_len))
-                else:
-                    api_key, version, type_name, data = decode_value(buf, value_start, value_end)
-                raw = bytes(buf[value_start:value_end])
-            except VALUE_ERRORS as exc:
-                self.add(Quarantined(cluster_id, source, position,
-                                     value_problem(position, offset, exc),
-                                     bytes(buf[value_start:value_end][:256]), offset))
-                continue
-            if offset >= min_offset:
-                self.add(MetadataEvent(cluster_id, source, position, offset, base_offset, last_offset,
-                                       base_ts + ts_delta, KIND_RECORD, type_name, version, data,
-                                       api_key, raw, batch.leader_epoch))
-        if pos != end:
-            self.add(Quarantined(
-                cluster_id, source, position,
-                f"batch at position {position}: {end - pos} bytes follow "
-                f"its {batch.records_count} records",
-                b"", last_offset))
+        try:
+            for offset, ts_delta, value_start, value_end in record_frames(batch):
+                if offset >= min_offset:
+                    reader = readers.get(buf[value_start : value_start + 3])
+                    if reader is not None and value_end - value_start >= reader.need:
+                        raw = bytes(buf[value_start:value_end])
+                        if reader.type_name != NOOP_TYPE:
+                            topic, partition, broker = (reader.read(buf, value_start) if reader.read
+                                                        else (None, None, None))
+                            append((cluster_id, source, position, offset, base_offset, last_offset,
+                                    base_ts + ts_delta, reader.type_name, reader.version,
+                                    reader.api_key, topic, partition, broker, raw))
+                            continue
+                        if raw == NOOP_VALUE:
+                            if noops is not None:
+                                noops.append(len(rows))
+                            append((cluster_id, source, position, offset, base_offset, last_offset,
+                                    base_ts + ts_delta, NOOP_TYPE, 0, 20, None, None, None, raw))
+                            continue
+                # the full decode, as batch_events does it (a quarantine says why)
+                try:
+                    type_name, version, api_key, data = decode_framed(buf, value_start, value_end)
+                except VALUE_ERRORS as exc:
+                    self.add(Quarantined(cluster_id, source, position,
+                                         value_problem(position, offset, exc),
+                                         bytes(buf[value_start:value_end][:256]), offset))
+                    continue
+                if offset >= min_offset:
+                    self.add(MetadataEvent(cluster_id, source, position, offset, base_offset,
+                                           last_offset, base_ts + ts_delta, KIND_RECORD, type_name,
+                                           version, data, api_key, bytes(buf[value_start:value_end]),
+                                           batch.leader_epoch))
+        except FramingProblem as problem:
+            self.add(Quarantined(cluster_id, source, position, problem.reason, problem.raw,
+                                 problem.offset))
 

@@ -627,62 +627,50 @@ def iter_events(buf: bytes, cluster_id: str, source: str, noop_runs: bool = Fals
     pos = 0
     run_count = run_next = run_epoch = run_max = run_pos = 0  # the NoOp run being read
     while pos < end:
+        sound = noop = False
         if end - pos >= HEADER_SIZE:
             base_offset, batch_length, epoch, magic, crc, attributes, last_delta, base_ts = unpack(
                 buf, pos)
             size = LOG_OVERHEAD + batch_length
-            if (
+            sound = (
                 magic == MAGIC
                 and base_offset >= 0
                 and HEADER_SIZE - LOG_OVERHEAD <= batch_length <= MAX_BATCH_BYTES
                 and pos + size <= end
                 and not attributes & 0x07  # compressed batches take the general path
                 and crc32c(view[pos + CRC_START : pos + size]) == crc
-            ):
-                if (
-                    size == NOOP_BATCH_SIZE
-                    and not attributes & ATTR_CONTROL
-                    and buf.startswith(NOOP_COUNT_AND_RECORDS, pos + RECORDS_COUNT_AT)  # count 1, the NoOp
-                ):
-                    if noop_runs and not last_delta:
-                        if run_count and base_offset == run_next and epoch == run_epoch:
-                            run_count += 1
-                            run_next += 1
-                            if base_ts > run_max:
-                                run_max = base_ts
-                        else:
-                            if run_count:
-                                yield _run(cluster_id, source, buf, run_pos, run_next, run_count,
-                                           run_epoch, run_max)
-                            run_count, run_next, run_epoch, run_max, run_pos = (
-                                1, base_offset + 1, epoch, base_ts, pos)
-                        pos += size
-                        continue
-                    if run_count:
-                        yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)
-                        run_count = 0
-                    yield MetadataEvent(cluster_id, source, pos, base_offset, base_offset,
-                                        base_offset + last_delta, base_ts, KIND_RECORD,
-                                        "NO_OP_RECORD", 0, {}, _NOOP_API_KEY, None, epoch)
-                else:
-                    if run_count:
-                        yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)
-                        run_count = 0
-                    batch = _parse_header(buf, pos, size, 0)
-                    yield from batch_events(batch, cluster_id, source)
-                pos += size
-                continue
-        if run_count:
+            )
+            noop = (sound and size == NOOP_BATCH_SIZE and not attributes & ATTR_CONTROL
+                    and buf.startswith(NOOP_COUNT_AND_RECORDS, pos + RECORDS_COUNT_AT))  # count 1, the NoOp
+        runs_on = noop and noop_runs and not last_delta
+        if runs_on and run_count and base_offset == run_next and epoch == run_epoch:
+            run_count += 1
+            run_next += 1
+            if base_ts > run_max:
+                run_max = base_ts
+            pos += size
+            continue
+        if run_count:  # anything else ends the run
             yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)
             run_count = 0
-        item = _batch_at(buf, pos, end, 0)
-        if isinstance(item, Batch):
-            yield from batch_events(item, cluster_id, source)
+        if runs_on:
+            run_count, run_next, run_epoch, run_max, run_pos = 1, base_offset + 1, epoch, base_ts, pos
+        elif noop:
+            yield MetadataEvent(cluster_id, source, pos, base_offset, base_offset,
+                                base_offset + last_delta, base_ts, KIND_RECORD,
+                                "NO_OP_RECORD", 0, {}, _NOOP_API_KEY, None, epoch)
+        elif sound:
+            yield from batch_events(_parse_header(buf, pos, size, 0), cluster_id, source)
         else:
-            yield problem_to_quarantined(item, cluster_id, source)
-            if item.at_tail:
-                return
-        pos += item.size
+            item = _batch_at(buf, pos, end, 0)
+            if isinstance(item, Batch):
+                yield from batch_events(item, cluster_id, source)
+            else:
+                yield problem_to_quarantined(item, cluster_id, source)
+                if item.at_tail:
+                    return
+            size = item.size
+        pos += size
     if run_count:
         yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)
 

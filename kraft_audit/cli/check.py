@@ -25,9 +25,11 @@ from pathlib import Path
 
 from kraft_audit.core.audit import Auditor
 from kraft_audit.cli.log_input import Tally, read_path
+from kraft_audit.cli.static_settings import (
+    add_static_settings_arguments, min_isr_given, min_isr_line, static_settings,
+)
 from kraft_audit.cli.views import iso_or_dash as iso, plural, since
 from kraft_audit.cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
-from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_given, min_isr_line, static_settings
 from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs
 from kraft_audit.core.codec.batches import NoOpRun
 from kraft_audit.core.codec.logdir import metadata_dir, read_meta_properties
@@ -46,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--all", action="store_true",
                         help="list every finding and open condition (default: the first few of each group)")
-    add_min_isr_arguments(parser)
+    add_static_settings_arguments(parser)
     add_side_input_arguments(parser)
     # the flag's earlier name (one file), kept working for scripts
     parser.add_argument("--log-dirs", action="append", dest="log_dir_inventory", help=argparse.SUPPRESS)

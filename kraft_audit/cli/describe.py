@@ -20,7 +20,9 @@ from pathlib import Path
 from kraft_audit.core.audit import Auditor
 from kraft_audit.cli.log_input import Tally, read_path
 from kraft_audit.cli.main import UsageError
-from kraft_audit.cli.min_isr import add_min_isr_arguments, min_isr_given, min_isr_line, static_settings
+from kraft_audit.cli.static_settings import (
+    add_static_settings_arguments, min_isr_given, min_isr_line, static_settings,
+)
 from kraft_audit.cli.views import (NOTHING, SnapshotPlaces, absolute_offsets, ids, iso_utc,
                                    leader_text, parse_iso_utc, plural, print_table as print_columns)
 from kraft_audit.core.events import MetadataEvent
@@ -62,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     view.add_argument("--features", dest="view", action="store_const", const=FEATURES,
                       help="metadata.version and every finalized feature level")
     parser.set_defaults(view=PARTITIONS)
-    add_min_isr_arguments(parser)
+    add_static_settings_arguments(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--cluster-id", help="cluster id (default: from meta.properties)")
 

@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 
 from kraft_audit.cli.log_input import Tally, read_path
-from kraft_audit.cli.min_isr import add_min_isr_arguments, static_settings
 from kraft_audit.cli.main import UsageError
+from kraft_audit.cli.static_settings import add_static_settings_arguments, static_settings
 from kraft_audit.cli.views import SnapshotPlaces, iso_utc, parse_iso_utc, plural
 
 
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="picture to write: .png, .svg or .html (self-contained)")
     parser.add_argument("--rules", metavar="DIR",
                         help="rule catalog directory (default: the shipped rules/)")
-    add_min_isr_arguments(parser)
+    add_static_settings_arguments(parser)
     parser.add_argument("--cluster-id", help="cluster id (default: from meta.properties)")
     parser.add_argument("--since", type=bound, metavar="OFFSET|ISO8601",
                         help="draw from the first record at or after this offset or time "

@@ -11,7 +11,7 @@ from kraft_audit.cli.main import UsageError
 from kraft_audit.sideinputs.server_properties import MIN_ISR, STATIC_SETTINGS, PropertiesError, settings_from_properties
 
 
-def add_min_isr_arguments(parser: argparse.ArgumentParser) -> None:
+def add_static_settings_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-insync-replicas", "--min-isr-default", dest="min_isr_default",
                         type=int, metavar="N",
                         help="the cluster's min.insync.replicas when the log does not set it "

@@ -229,7 +229,9 @@ class EventLoop:
             else:
                 self._batch_quiet = False
                 self._handle(event)
-            if event.timestamp_ms > self.token_due and offset >= 0:
+            # a token's deadline is judged at the records every Spark bucket sees (all but the
+            # partitions'), so that bucket 0, which alone holds the tokens, opens where one auditor does
+            if event.timestamp_ms > self.token_due and offset >= 0 and event.type not in PARTITION_TYPES:
                 self._tokens_expired(event.offset, event.timestamp_ms)
             if offset >= 0 and offset >= batch_end:
                 self._close_batch()

@@ -38,7 +38,9 @@ token_key):
   before the log's time (the newest record's append time). A controller with delegation
   tokens enabled removes every such token (a RemoveDelegationTokenRecord) in its sweep, run
   every delegation.token.expiry.check.interval.ms; a renewal past the log's time closes it
-  too. Judged by the EventLoop as the log's time passes each token's deadline.
+  too. Judged by the EventLoop as the log's time passes each token's deadline, at the records
+  that are not a partition's (every Spark bucket sees those; a NoOp comes every
+  metadata.max.idle.interval.ms).
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ time. Its interval names the token (`resource`), not a partition."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kraft_audit.core.audit import Auditor
@@ -157,3 +159,77 @@ def test_the_bound_is_the_controllers_check_interval_and_a_grace(tmp_path):
     with pytest.raises(ValueError, match="delegation_token_expiry_check_interval_ms"):
         CoreSettings.of({"delegation_token_expiry_check_interval_ms": 0})
 
+
+
+LIVENESS = Path(__file__).parent / "fixtures" / "kraft-liveness"
+
+
+@pytest.mark.parametrize("version", sorted(p.name for p in LIVENESS.iterdir() if p.is_dir()))
+def test_real_sweep_closes_the_interval_within_the_bound_and_the_log_left_without_it(version, tmp_path):
+    """A real controller with tokens enabled and an 8 s check interval (its settings kept
+    beside the log) removes a token of a 3 s max lifetime in its sweep: the interval opens at
+    a NoOp past the token's deadline and closes at the sweep's removal within the bound. The
+    log left without that removal (class missing-liveness) holds it open past the bound, seen
+    only with the cluster's bound, not with Kafka's default (1 h)."""
+    from kraft_audit.core.codec.logdir import read_log_dir
+    from kraft_audit.core.events import MetadataEvent
+    from kraft_audit.testing.mutate import SETTINGS_FILE, audit, flagged, generate, log_settings, write_log
+
+    log = LIVENESS / version
+    assert log_settings(log)["delegation_token_expiry_check_interval_ms"] == 8000
+    events = [e for e in read_log_dir(log, "") if isinstance(e, MetadataEvent)]
+    made = [e for e in events if e.type == "DELEGATION_TOKEN_RECORD"]
+    removals = {e.data["tokenId"]: e for e in events if e.type == "REMOVE_DELEGATION_TOKEN_RECORD"}
+    assert made and all(m.data["tokenId"] in removals for m in made)  # every token swept
+    unmutated = audit(log)
+    assert unmutated.violations == [] and unmutated.overdue() == []
+    bound = unmutated.bounds[NAME]
+    assert bound == 8 + TOKEN_SWEEP_GRACE_S
+    intervals = [c for c in unmutated.intervals if c.condition == NAME]
+    assert intervals  # the liveness script makes tokens until one is swept after a NoOp past its deadline
+    for c in intervals:
+        swept = removals[c.resource]
+        assert (c.end_offset, c.end_ms) == (swept.offset, swept.timestamp_ms)
+        deadline = next(m.data["expirationTimestamp"] for m in made if m.data["tokenId"] == c.resource)
+        assert deadline < c.start_ms <= c.end_ms <= deadline + bound * 1000
+    mutants = [m for m in generate(log) if m.liveness and m.liveness[0] == NAME]
+    assert len(mutants) == len(made)
+    for n, mutant in enumerate(mutants):
+        target = write_log(log, mutant.frames, tmp_path / str(n))
+        assert flagged(mutant, target, audit(target)), mutant.what
+        (target / SETTINGS_FILE).unlink()  # Kafka's default bound (1 h): nothing overdue
+        assert not flagged(mutant, target, audit(target)), mutant.what
+
+
+def test_check_names_the_token_open_past_the_controllers_bound(tmp_path, capsys):
+    """`kraft-audit check` on the real liveness log left without the sweep's removal, with
+    the controller's server.properties: the token's interval open past the bound, by name."""
+    import argparse
+    import json
+
+    from kraft_audit.cli import check
+    from kraft_audit.testing.mutate import SETTINGS_FILE, generate, write_log
+
+    def run(*argv) -> int:
+        parser = argparse.ArgumentParser()
+        check.add_arguments(parser)
+        return check.run(parser.parse_args([str(a) for a in argv]))
+
+    log = LIVENESS / "4.3.1"
+    run(log, "--server-properties", log / SETTINGS_FILE, "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert report["findings"] == [] and report["condition_bounds_seconds"][NAME] == 13
+    assert [c for c in report["open_conditions"] if c["condition"] == NAME] == []
+    mutant = next(m for m in generate(log) if m.liveness and m.liveness[0] == NAME)
+    target = write_log(log, mutant.frames, tmp_path / "mutant")
+    run(target, "--server-properties", target / SETTINGS_FILE, "--json")
+    report = json.loads(capsys.readouterr().out)
+    (opened,) = [c for c in report["open_conditions"] if c["condition"] == NAME]
+    token_id = mutant.liveness[1].removeprefix("token/")
+    assert (opened["resource"], opened["topic_id"], opened["partition"]) == (token_id, "", -1)
+    assert opened["open_seconds"] > 13
+    run(target, "--server-properties", target / SETTINGS_FILE)
+    text = capsys.readouterr().out
+    assert f"{NAME} x1; tokens {token_id} (1);" in text
+    assert "1 open longer than the controller's bound (13 s)" in text
+    assert f"token {token_id} since offset {opened['start_offset']}" in text

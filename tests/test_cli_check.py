@@ -321,9 +321,12 @@ def test_the_controllers_rebalancing_and_unclean_configs_come_from_server_proper
         return {"bounds": out["condition_bounds_seconds"],
                 "open": sorted(c["condition"] for c in out["open_conditions"])}
 
-    assert report(None) == {"bounds": {"leader_imbalanced": 300}, "open": ["leaderless"]}
-    assert report("leader.imbalance.check.interval.seconds=60\n")["bounds"] == {"leader_imbalanced": 60}
-    assert report("auto.leader.rebalance.enable=false\n")["bounds"] == {}
+    token = {"delegation_token_expired": 3605}  # Kafka's 1 h sweep and a grace
+    assert report(None) == {"bounds": {"leader_imbalanced": 300, **token}, "open": ["leaderless"]}
+    assert report("leader.imbalance.check.interval.seconds=60\n")["bounds"] == {"leader_imbalanced": 60,
+                                                                               **token}
+    assert report("auto.leader.rebalance.enable=false\n")["bounds"] == token
+    assert report("delegation.token.secret.key=\n")["bounds"] == {"leader_imbalanced": 300}
     # the controller elects uncleanly where its static config allows it: overdue until it does
     assert report("unclean.leader.election.enable=true\n")["open"] == ["leaderless", "unclean_election_overdue"]
     props.write_text("auto.leader.rebalance.enable=yes\n")

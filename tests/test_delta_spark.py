@@ -299,12 +299,16 @@ def test_a_conditions_table_of_an_older_release_gains_the_min_isr_source(spark, 
 
     delta_spark_jars()
     old = CONDITIONS.schema.remove(CONDITIONS.schema.get_field_index("min_isr_source"))
+    old = old.remove(old.get_field_index("resource"))
     path = str(tmp_path / "conditions")
     DeltaTable.create(path, old, partition_by=None)
     opened = stamp_arrow("conditions", core_to_arrow("conditions", [output_rows.condition(10)]), 0, "old")
     write_deltalake(path, opened.select(old.names).cast(old), mode="append")
     DeltaSinks(str(tmp_path), "delta-spark", app_id="q", spark=spark).write_batch(0, {"conditions": [
-        output_rows.condition(10, end=15), output_rows.condition(20, partition=1, min_isr_source="log")]})
+        output_rows.condition(10, end=15), output_rows.condition(20, partition=1, min_isr_source="log"),
+        output_rows.condition(30, condition="delegation_token_expired", partition=-1, topic=None, topic_id="",
+                              resource="tok-a", interval_id="c/delegation_token_expired/token/tok-a/30")]})
     rows = {r["partition"]: r for r in DeltaTable(path).to_pyarrow_table().to_pylist()}
-    assert (rows[0]["end_offset"], rows[0]["min_isr_source"]) == (15, None)
+    assert (rows[0]["end_offset"], rows[0]["min_isr_source"], rows[0]["resource"]) == (15, None, None)
     assert (rows[1]["end_offset"], rows[1]["min_isr_source"]) == (None, "log")
+    assert (rows[-1]["topic_id"], rows[-1]["resource"]) == ("", "tok-a")

@@ -304,11 +304,13 @@ def test_a_merged_table_written_by_an_older_release_gains_the_new_columns(tmp_pa
 
 
 def test_a_conditions_table_of_an_older_release_gains_the_min_isr_source(tmp_path, output_rows):
-    """Conditions made before min_isr_source existed, with an interval open: continued, the
-    old interval closes (its source unknown: null), a new one says its source."""
+    """Conditions made before min_isr_source and resource existed, with an interval open:
+    continued, the old interval closes (its source unknown: null), a new one says its source,
+    a delegation token's names its token."""
     from kraft_audit.tables import CONDITIONS
 
     old = CONDITIONS.schema.remove(CONDITIONS.schema.get_field_index("min_isr_source"))
+    old = old.remove(old.get_field_index("resource"))
     path = str(tmp_path / "conditions")
     DeltaTable.create(path, old, partition_by=None)
     from deltalake import write_deltalake
@@ -316,10 +318,14 @@ def test_a_conditions_table_of_an_older_release_gains_the_min_isr_source(tmp_pat
     opened = stamp_arrow("conditions", core_to_arrow("conditions", [output_rows.condition(10)]), 0, "old")
     write_deltalake(path, opened.select(old.names).cast(old), mode="append")
     DeltaSinks(str(tmp_path), app_id="query-1").write_batch(0, {"conditions": [
-        output_rows.condition(10, end=15), output_rows.condition(20, partition=1, min_isr_source="log")]})
+        output_rows.condition(10, end=15), output_rows.condition(20, partition=1, min_isr_source="log"),
+        output_rows.condition(30, condition="delegation_token_expired", partition=-1, topic=None, topic_id="",
+                              resource="tok-a", interval_id="c/delegation_token_expired/token/tok-a/30")]})
     rows = {r["partition"]: r for r in read(tmp_path, "conditions")}
-    assert (rows[0]["end_offset"], rows[0]["min_isr_source"]) == (15, None)
+    assert (rows[0]["end_offset"], rows[0]["min_isr_source"], rows[0]["resource"]) == (15, None, None)
     assert (rows[1]["end_offset"], rows[1]["min_isr_source"]) == (None, "log")
+    assert (rows[-1]["condition"], rows[-1]["topic_id"], rows[-1]["resource"]) == (
+        "delegation_token_expired", "", "tok-a")
 
 
 def test_a_progress_table_of_an_older_release_takes_the_new_counts(tmp_path, output_rows):

@@ -218,11 +218,17 @@ def test_buckets_together_find_what_one_auditor_finds(sim):
 
 
 def test_buckets_open_the_liveness_conditions_one_auditor_opens(kraft_log):
-    """leader_imbalanced (moved by a broker's records through its partitions in each bucket)
-    and unclean_election_overdue (judged where an operation ends, from a config too): the
-    buckets together write the condition rows one auditor writes."""
+    """leader_imbalanced (moved by a broker's records through its partitions in each bucket),
+    unclean_election_overdue (judged where an operation ends, from a config too) and
+    delegation_token_expired (a token's, not a partition's: bucket 0 alone sees tokens and
+    NoOps): the buckets together write the condition rows one auditor writes, each once."""
     log, tid, uid = kraft_log, "TTTTTTTTTTTTTTTTTTTTTA", "UUUUUUUUUUUUUUUUUUUUUA"
     log.batch(log.feature("metadata.version", 21))
+    now = log.now_ms
+    log.batch(*(("DELEGATION_TOKEN_RECORD", {"tokenId": t, "owner": "User:a", "requester": "User:a",
+                                             "renewers": [], "issueTimestamp": now, "maxTimestamp": now + life,
+                                             "expirationTimestamp": now + life})
+                for t, life in (("tok-a", 300), ("tok-b", 700))))
     for b in (1, 2, 3):
         log.batch(log.register(b, epoch=b))
     replicas = [[1 + (i + j) % 3 for j in range(3)] for i in range(6)]  # [1,2,3], [2,3,1], ...
@@ -237,9 +243,14 @@ def test_buckets_open_the_liveness_conditions_one_auditor_opens(kraft_log):
     log.batch(log.change(uid, 0, leader=-1), log.fence(3))  # u leaderless, 1 and 2 could lead
     log.batch(log.config(2, "u", "unclean.leader.election.enable", "true"))  # now it is due
     log.batch(log.change(uid, 0, leader=1, isr=[1], lrs=1))
+    log.batch(("REMOVE_DELEGATION_TOKEN_RECORD", {"tokenId": "tok-a"}))  # the sweep: tok-b stays
+    log.batch(("NO_OP_RECORD", {}))
     baseline = Auditor(load_catalog(), {}).process(log.events)
     rows = sorted((c.interval_id, c.start_offset, c.end_offset or -1) for c in baseline.conditions)
-    assert {"leader_imbalanced", "unclean_election_overdue"} <= {c.condition for c in baseline.conditions}
+    assert {"leader_imbalanced", "unclean_election_overdue", "delegation_token_expired"} <= {
+        c.condition for c in baseline.conditions}
+    assert [(c.resource, c.end_offset is None) for c in baseline.conditions
+            if c.condition == "delegation_token_expired"] == [("tok-a", True), ("tok-b", True), ("tok-a", False)]
     cut = len(log.events) // 2
     cut = log.events[cut].batch_last_offset
     out, _ = run_buckets([[e for e in log.events if e.offset <= cut], [e for e in log.events if e.offset > cut]],

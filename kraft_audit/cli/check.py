@@ -209,6 +209,8 @@ def print_report(report: dict, every: bool = False) -> None:
 
 
 def _where(row: dict) -> str:
+    if row.get("resource"):  # a condition of no partition: a delegation token's
+        return f"token {row['resource']}"
     if row.get("partition") is None:
         return "-"
     return f"{row.get('topic') or row.get('topic_id') or '-'}-{row['partition']}"
@@ -257,8 +259,9 @@ def _print_conditions(conditions: list[dict], log_now_ms: int, every: bool,
             f"; {sum(past_bound(name, c['start_ms'], log_now_ms, bounds) for c in rows)} open longer "
             "than the controller's "
             f"bound ({bound} s)")
-        print(f"  {name} x{len(rows)}; topics {_counts((c['topic'] or c['topic_id'] for c in rows), every)}; "
-              f"oldest {since(oldest['start_ms'], log_now_ms)}{past}")
+        what = (f"tokens {_counts((c['resource'] for c in rows), every)}" if rows[0].get("resource")
+                else f"topics {_counts((c['topic'] or c['topic_id'] for c in rows), every)}")
+        print(f"  {name} x{len(rows)}; {what}; oldest {since(oldest['start_ms'], log_now_ms)}{past}")
         for c in rows if every else rows[:SHOWN]:
             print(f"    {_where(c)} since offset {c['start_offset']} {iso(c['start_ms'])}")
         if not every and len(rows) > SHOWN:

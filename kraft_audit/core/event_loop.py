@@ -27,9 +27,10 @@ from kraft_audit.core.events import (
 from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, bound_rules
 from kraft_audit.core.image import SnapshotComparison, comparison_from_plain
 from kraft_audit.core.registrations import RegistrationMatcher
-from kraft_audit.core.replay.conditions import (ELECTION_OVERDUE, LEADERLESS,
-                                               UNCLEAN_ELECTION_OVERDUE, UNDER_MIN_ISR_NAME,
-                                               condition_mask, overdue_candidate, unclean_candidate)
+from kraft_audit.core.replay.conditions import (DELEGATION_TOKEN_EXPIRED, ELECTION_OVERDUE, LEADERLESS,
+                                               TOKEN_KEY_PREFIX, UNCLEAN_ELECTION_OVERDUE,
+                                               UNDER_MIN_ISR_NAME, condition_mask, overdue_candidate,
+                                               token_key, unclean_candidate)
 from kraft_audit.core.replay.partition import RECOVERED, RECOVERING, Partition
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.replay.state import (
@@ -71,6 +72,8 @@ _BROKER_TYPES = frozenset({"REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD",
 # cost 3-5% of the core's throughput here
 _new = tuple.__new__
 _OVERDUE = ELECTION_OVERDUE | UNCLEAN_ELECTION_OVERDUE  # the bits judged where an operation ends
+_TOKEN_TYPES = frozenset({"DELEGATION_TOKEN_RECORD", "REMOVE_DELEGATION_TOKEN_RECORD"})
+_NEVER = 2**63  # a time no record reaches: no token to expire
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
@@ -138,6 +141,9 @@ class EventLoop:
         self._rules_batch_end_by_shape: dict[int, list] = {}
         self._rules_log_dirs = bound_rules(catalog, ON_LOG_DIRS)
         self._rules_record: dict[str, list] = {}  # record type -> its ON_RECORD rules
+        # the earliest deadline of a token not yet expired in the log's time: each record's
+        # time is compared with it (delegation_token_expired)
+        self.token_due = self._next_token_due()
 
     def new_output(self) -> AuditOutput:
         out = self._out = self.findings.out = AuditOutput()
@@ -223,6 +229,10 @@ class EventLoop:
             else:
                 self._batch_quiet = False
                 self._handle(event)
+            # a token's deadline is judged at the records every Spark bucket sees (all but the
+            # partitions'), so that bucket 0, which alone holds the tokens, opens where one auditor does
+            if event.timestamp_ms > self.token_due and offset >= 0 and event.type not in PARTITION_TYPES:
+                self._tokens_expired(event.offset, event.timestamp_ms)
             if offset >= 0 and offset >= batch_end:
                 self._close_batch()
         return progressed, last_applied
@@ -238,7 +248,8 @@ class EventLoop:
         """A run of NoOp batches placed and counted at once, as the quiet path above takes each
         when it takes the first (the others follow it in its epoch): its last event. None,
         nothing done, when the first would not take it."""
-        if not (self._quiet_noop(run.leader_epoch, run.source) and self.last_offset < run.first_offset):
+        if not (self._quiet_noop(run.leader_epoch, run.source) and self.last_offset < run.first_offset
+                and run.max_timestamp_ms <= self.token_due):  # else: the record that passes a deadline
             return None
         batch = self._batch
         if batch is not None and run.first_offset <= batch.last_offset:
@@ -551,6 +562,10 @@ class EventLoop:
         """`start`: (offset, ms) where the interval opened, and for under_min_isr the min
         ISR's source then (absent from intervals stored before it was kept)."""
         topic_id, partition = key
+        if partition == -1 and topic_id.startswith(TOKEN_KEY_PREFIX):  # a token's (token_key)
+            return ConditionChange(f"{self.cluster_id}/{name}/{topic_id}/{start[0]}", name, self.cluster_id,
+                                   None, "", -1, start[0], start[1],
+                                   resource=topic_id[len(TOKEN_KEY_PREFIX):])
         return ConditionChange(f"{self.cluster_id}/{name}/{topic_id}/{partition}/{start[0]}", name,
                                self.cluster_id, self.state.topic_label(topic_id), topic_id, partition,
                                start[0], start[1], min_isr_source=start[2] if len(start) > 2 else None)
@@ -620,10 +635,44 @@ class EventLoop:
             self._recheck_conditions(event, topics)
         elif etype == _TRANSACTION_OPEN or etype in _TRANSACTION_CLOSE:
             state.transaction_open = etype == _TRANSACTION_OPEN
+        elif etype in _TOKEN_TYPES:
+            self._token_changed(event)
         elif change.partitions:  # ClearElr and RemoveTopic arrive as cluster-scoped records
             elr_enabled = state.elr_enabled
             for before, after in change.partitions:
                 self._partition_changed(event, before, after, elr_enabled)
+
+    # ------------------------------------------------------------ delegation tokens
+
+    def _next_token_due(self) -> int:
+        """The earliest deadline of a token whose delegation_token_expired is not open; _NEVER
+        when there is none or the controller does not sweep expired tokens."""
+        if not self.settings.delegation_token_expiry_sweep:
+            return _NEVER
+        masks = self.watch.masks
+        return min((d for t, d in self.state.token_deadlines.items() if token_key(t) not in masks),
+                   default=_NEVER)
+
+    def _tokens_expired(self, offset: int, ms: int) -> None:
+        """The log's time passed the deadline of tokens the image holds: each one's interval
+        opens at this record."""
+        masks = self.watch.masks
+        for token_id, deadline in sorted(self.state.token_deadlines.items()):
+            key = token_key(token_id)
+            if deadline < ms and key not in masks:
+                self._conditions_at(key, DELEGATION_TOKEN_EXPIRED, offset, ms)
+        self.token_due = self._next_token_due()
+
+    def _token_changed(self, event: MetadataEvent) -> None:
+        """A token created, renewed or removed: its interval closes when it is gone or no longer
+        expired at the record's time (a renewal); the next deadline moves."""
+        token_id = event.data.get("tokenId")
+        if isinstance(token_id, str):
+            key = token_key(token_id)
+            deadline = self.state.token_deadlines.get(token_id)
+            if key in self.watch.masks and (deadline is None or deadline >= event.timestamp_ms):
+                self._conditions_at(key, 0, event.offset, event.timestamp_ms)
+        self.token_due = self._next_token_due()
 
     def _broker_registered(self, event: MetadataEvent, before) -> None:
         data = event.data

@@ -55,16 +55,18 @@ class ConditionChange:
     emitted again with end_offset/end_ms set.
     """
 
-    interval_id: str = column(STRING, "`cluster/condition/topic_id/partition/start_offset`",
+    interval_id: str = column(STRING, "`cluster/condition/topic_id/partition/start_offset`; a "
+                              "delegation token's `cluster/condition/token/<token id>/start_offset`",
                               key=True)
     condition: str = column(STRING, "`under_min_isr`, `leaderless`, `recovering`, "
                             "`manual_election_required`, `elr_in_use`, `reassignment_stalled`, "
-                            "`election_overdue`, `leader_imbalanced`, `unclean_election_overdue`",
-                            key=True)
+                            "`election_overdue`, `leader_imbalanced`, `unclean_election_overdue`, "
+                            "`delegation_token_expired`", key=True)
     cluster_id: str = column(STRING, key=True)
     topic: str | None = column(STRING)
-    topic_id: str = column(STRING, key=True)
-    partition: int = column(INT32, key=True)
+    topic_id: str = column(STRING, "\"\" for a condition of no partition (`delegation_token_expired`)",
+                           key=True)
+    partition: int = column(INT32, "-1 for a condition of no partition", key=True)
     start_offset: int = column(INT64, key=True)
     start_ms: int = column(INT64, key=True)
     end_offset: int | None = column(INT64, "null while the condition holds", default=None)
@@ -75,6 +77,10 @@ class ConditionChange:
         "while it stays open, even if the source changes (a later change that leaves the partition "
         "under its new min ISR does not reopen it); null for the other conditions and for rows "
         "written before the column existed", default=None)
+    resource: str | None = column(
+        STRING, "what a condition of no partition is about: `delegation_token_expired`, the token "
+        "id; null for the partition conditions and for rows written before the column existed",
+        default=None)
 
 
 @dataclass(slots=True)
@@ -178,6 +184,8 @@ class ClusterGauges:
                                     "replica, which could lead", default=0)
     unclean_election_overdue: int = column(INT64, "leaderless partitions whose topic allows an "
                                            "unclean election a replica could win", default=0)
+    delegation_token_expired: int = column(INT64, "delegation tokens past their expiration "
+                                           "that the controller has not removed", default=0)
     under_replicated: int = column(INT64, "|ISR| < |replicas| - |adding replicas|", default=0)
     unclean_recovery_finished_total: int = column(
         INT64, "RECOVERING -> RECOVERED transitions seen", default=0)

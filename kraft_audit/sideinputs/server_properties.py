@@ -1,6 +1,6 @@
 """The controller's static configs the auditor needs, from a server.properties: the log
 holds them only when someone sets them dynamically (before ELR, never min.insync.replicas;
-never the leader rebalancing ones, which have no dynamic form)."""
+never the leader rebalancing or delegation token ones, which have no dynamic form)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,10 @@ STATIC_SETTINGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "unclean.leader.election.enable": ("unclean_leader_election_default", _boolean),
     "auto.leader.rebalance.enable": ("auto_leader_rebalance_enable", _boolean),
     "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_seconds", _at_least_one),
+    "delegation.token.expiry.check.interval.ms": ("delegation_token_expiry_check_interval_ms",
+                                                  _at_least_one),
+    # tokens are enabled (and swept) when the key is set and not empty; the key itself is not kept
+    "delegation.token.secret.key": ("delegation_token_expiry_sweep", bool),
 }
 
 

@@ -64,6 +64,13 @@ _PARTITION_GAUGES = {
         "candidate but a replica could lead (registered, unfenced, not shutting down, its "
         "directory online) after the controller's operation ended.",
     ),
+    # a token's condition, summed like the rest: only bucket 0 sees delegation tokens
+    "delegation_token_expired": (
+        "delegation_tokens_expired",
+        "Delegation tokens the image holds past their expiration (or max) timestamp, in the "
+        "log's time: the controller's sweep (every delegation.token.expiry.check.interval.ms) "
+        "is due to remove them.",
+    ),
     "under_replicated": (
         "under_replicated_partitions",
         "Partitions with fewer in sync than their replication factor (adding replicas not counted).",

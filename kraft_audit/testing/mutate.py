@@ -2,8 +2,8 @@
 
 From a real `__cluster_metadata-0` log dir (tests/fixtures/kraft-real, kraft-story: a real
 cluster's log holding every record type a cluster writes, and kraft-liveness: a real
-controller's periodic preferred elections and its own unclean election, its settings beside
-it), each mutant is the
+controller's periodic preferred elections, its own unclean election and its sweep of an
+expired delegation token, its settings beside it), each mutant is the
 same log with one controller mistake in it, written back as Kafka lays a log out: the
 records are changed at the record level and every batch is re-framed (offsets, CRC-32C), so
 the codec reads each mutant as a well-formed log. Every class below states why no correct
@@ -15,7 +15,7 @@ The score of a class is the share of its mutants the auditor flags (the core,
 single-process, as `kraft-audit check` runs it, with the settings kept beside the log:
 `audit`) with a finding at the mutated place: an offset of the atomic batch holding the first
 record that makes the log impossible (or, for a snapshot, the snapshot's end offset - 1); a
-liveness mutant, with its condition open on its partition there and for longer than the
+liveness mutant, with its condition open on its partition (or token) there and for longer than the
 controller's bound (`flagged`). Every mutant names the record type it
 mutates, and the score is also given per record type and class.
 
@@ -45,8 +45,10 @@ from kraft_audit.core.codec.schemas import CONTROL_BY_NAME
 from kraft_audit.core.codec.schemas import upper_snake
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.image import verify_snapshots
-from kraft_audit.core.replay.conditions import condition_bounds_seconds, past_bound
+from kraft_audit.core.replay.conditions import (DELEGATION_TOKEN_EXPIRED_NAME, condition_bounds_seconds,
+                                               past_bound, token_key)
 from kraft_audit.core.replay.settings import CoreSettings
+from kraft_audit.core.replay.state import token_deadline
 from kraft_audit.core.rows import ConditionChange
 from kraft_audit.core.rules.catalog import Catalog, load_catalog
 from kraft_audit.sideinputs.server_properties import settings_from_properties
@@ -178,6 +180,7 @@ class Mutant:
     snapshots: dict[str, list] | None = None
     rtype: str = ""  # the record type mutated (filled from `what` when a generator leaves it)
     # a liveness mutant: (condition, topic id, partition) that must stay open past its bound
+    # (a delegation token's: its token_key in place of the partition)
     liveness: tuple[str, str, int] | None = None
 
 
@@ -759,6 +762,7 @@ def _generate_kinds(log_dir: Path, frames: list[Frame], pos, per_kind: int,
     yield from _feature_dependency_mutants(frames, pos, per_kind, rng)
     yield from _controlled_shutdown_mutants(frames, pos, per_kind, rng)
     yield from _missing_election_mutants(log_dir, frames, pos, per_kind, rng)
+    yield from _missing_sweep_mutants(log_dir, frames, pos, per_kind, rng)
 
 
 _FEATURE = "FEATURE_LEVEL_RECORD"
@@ -977,6 +981,46 @@ def _missing_election_mutants(log_dir: Path, frames, pos, per_kind: int,
                      p[2] - p[1], rtype="PARTITION_CHANGE_RECORD", liveness=(_UNCLEAN, key[0], key[1]))
 
 
+def _missing_sweep_mutants(log_dir: Path, frames, pos, per_kind: int,
+                           rng: random.Random) -> Iterator[Mutant]:
+    """The removal of an expired delegation token left out: a RemoveDelegationTokenRecord of a
+    token whose expiration (or max) timestamp is before the removal's time (the controller's
+    sweep, or an expire request that removes at once), where the log then runs two bounds (the
+    log's settings: SETTINGS_FILE) with no record about the token. Left out, the token stays in
+    the image expired past the bound, which no controller that sweeps allows: its sweep runs
+    every check interval, and it never renews an expired token (delegation_token_expired)."""
+    bound = condition_bounds_seconds(CoreSettings.of(log_settings(log_dir))).get(DELEGATION_TOKEN_EXPIRED_NAME)
+    if bound is None:
+        return
+    last_ms = max((f.timestamp_ms for f in frames if f.records), default=0)
+    deadlines: dict[str, int | None] = {}
+    swept = []
+    for fi, ri, off in pos:
+        r = frames[fi].records[ri]
+        if r.data is None or r.type not in ("DELEGATION_TOKEN_RECORD", "REMOVE_DELEGATION_TOKEN_RECORD"):
+            continue
+        token_id = r.data.get("tokenId")
+        if r.type == "DELEGATION_TOKEN_RECORD":
+            deadlines[token_id] = token_deadline(r.data)
+            continue
+        deadline = deadlines.pop(token_id, None)
+        if deadline is not None and deadline < frames[fi].timestamp_ms:
+            swept.append(((fi, ri, off), token_id))
+    candidates = []
+    for p, token_id in swept:
+        after = _first_after(frames, pos, p[2], lambda r, t=token_id: r.type in (
+            "DELEGATION_TOKEN_RECORD", "REMOVE_DELEGATION_TOKEN_RECORD") and r.data.get("tokenId") == t)
+        until_ms = frames[after[0]].timestamp_ms if after else last_ms
+        if until_ms - frames[p[0]].timestamp_ms > 2 * bound * 1000:
+            candidates.append((p, token_id))
+    for p, token_id in _sample(candidates, per_kind, rng):
+        m = _copy(frames)
+        del m[p[0]].records[p[1]]
+        yield Mutant("missing-liveness", f"RemoveDelegationTokenRecord at {p[2]} left out: the sweep of "
+                     f"expired token '{token_id}'", m, p[2], rtype="REMOVE_DELEGATION_TOKEN_RECORD",
+                     liveness=(DELEGATION_TOKEN_EXPIRED_NAME, *token_key(token_id)))
+
+
 def _unfences(r: Rec, broker: int) -> bool:
     """Whether `r` unfences `broker` (either record type a controller writes for it)."""
     return r.data is not None and (
@@ -1121,10 +1165,15 @@ def flagged(mutant: Mutant, log_dir: Path, audited: Audited) -> bool:
     first, last = batch_of(log_dir, mutant.offset)
     if mutant.liveness is not None:
         condition, topic_id, partition = mutant.liveness
-        return any(c.condition == condition and c.topic_id == topic_id and c.partition == partition
+        return any(c.condition == condition and _key(c) == (topic_id, partition)
                    and c.start_offset <= last and (c.end_offset is None or c.end_offset > last)
                    for c in audited.overdue())
     return any(first <= v.offset <= last for v in audited.violations)
+
+
+def _key(c: ConditionChange) -> tuple[str, int]:
+    """The partition an interval is about, or its token's key (token_key)."""
+    return token_key(c.resource) if c.resource is not None else (c.topic_id, c.partition)
 
 
 @dataclass

@@ -30,6 +30,17 @@
   leaders (auto.leader.rebalance.enable) elects it within one
   leader.imbalance.check.interval.seconds; with rebalancing off (the setting
   auto_leader_rebalance_enable) nothing promises it and the condition never opens.
+
+One condition is a delegation token's, not a partition's (its interval names the token:
+token_key):
+
+- delegation_token_expired: a token the image holds has an expiration (or max) timestamp
+  before the log's time (the newest record's append time). A controller with delegation
+  tokens enabled removes every such token (a RemoveDelegationTokenRecord) in its sweep, run
+  every delegation.token.expiry.check.interval.ms; a renewal past the log's time closes it
+  too. Judged by the EventLoop as the log's time passes each token's deadline, at the records
+  that are not a partition's (every Spark bucket sees those; a NoOp comes every
+  metadata.max.idle.interval.ms).
 """
 
 from __future__ import annotations
@@ -46,8 +57,10 @@ REASSIGNMENT_STALLED = 32
 ELECTION_OVERDUE = 64  # set at the end of an operation (EventLoop), never by condition_mask
 LEADER_IMBALANCED = 128
 UNCLEAN_ELECTION_OVERDUE = 256  # set at the end of an operation, like ELECTION_OVERDUE
+DELEGATION_TOKEN_EXPIRED = 512  # a token's (token_key), set as the log's time passes its deadline
 
 UNDER_MIN_ISR_NAME = "under_min_isr"
+DELEGATION_TOKEN_EXPIRED_NAME = "delegation_token_expired"
 CONDITIONS: tuple[tuple[str, int], ...] = (
     (UNDER_MIN_ISR_NAME, UNDER_MIN_ISR),
     ("leaderless", LEADERLESS),
@@ -58,7 +71,19 @@ CONDITIONS: tuple[tuple[str, int], ...] = (
     ("election_overdue", ELECTION_OVERDUE),
     ("leader_imbalanced", LEADER_IMBALANCED),
     ("unclean_election_overdue", UNCLEAN_ELECTION_OVERDUE),
+    (DELEGATION_TOKEN_EXPIRED_NAME, DELEGATION_TOKEN_EXPIRED),
 )
+
+# A token's conditions are kept under a key shaped like a partition's, which no partition can
+# have: a topic id is 22 base64url characters, never with a "/"
+TOKEN_KEY_PREFIX = "token/"
+# What the sweep may take past its interval: it is a controller event like any other and waits
+# behind the events queued before it, and its records are appended after it read its clock
+TOKEN_SWEEP_GRACE_S = 5
+
+
+def token_key(token_id: str) -> tuple[str, int]:
+    return (TOKEN_KEY_PREFIX + token_id, -1)
 
 
 def condition_mask(p: Partition, min_isr: int, state: ClusterState) -> int:
@@ -174,10 +199,15 @@ def _partly_known_mask(p: Partition, min_isr: int) -> int:
 def condition_bounds_seconds(settings) -> dict[str, int]:
     """How long a correct controller may leave a liveness condition open, where its settings
     say it: leader_imbalanced, one leader.imbalance.check.interval.seconds (the setting), when
-    it rebalances leaders."""
-    if not settings.auto_leader_rebalance_enable:
-        return {}
-    return {"leader_imbalanced": settings.leader_imbalance_check_interval_seconds}
+    it rebalances leaders; delegation_token_expired, one delegation.token.expiry.check.interval.ms
+    (rounded up to seconds) and TOKEN_SWEEP_GRACE_S, when it sweeps expired tokens."""
+    bounds = {}
+    if settings.auto_leader_rebalance_enable:
+        bounds["leader_imbalanced"] = settings.leader_imbalance_check_interval_seconds
+    if settings.delegation_token_expiry_sweep:
+        bounds[DELEGATION_TOKEN_EXPIRED_NAME] = (
+            -(-settings.delegation_token_expiry_check_interval_ms // 1000) + TOKEN_SWEEP_GRACE_S)
+    return bounds
 
 
 def past_bound(condition: str, start_ms: int, until_ms: int, bounds: dict[str, int]) -> bool:

@@ -46,6 +46,15 @@ class CoreSettings:
     # The controller's leader.imbalance.check.interval.seconds (Kafka's default 300): how often
     # it elects the preferred replicas, so the bound of a leader_imbalanced interval.
     leader_imbalance_check_interval_seconds: int = 300
+    # The controller's delegation.token.expiry.check.interval.ms (Kafka's default one hour): how
+    # often it removes the delegation tokens that have expired, so the bound of a
+    # delegation_token_expired interval.
+    delegation_token_expiry_check_interval_ms: int = 3_600_000
+    # Whether the controller sweeps expired delegation tokens: it does when tokens are enabled
+    # (delegation.token.secret.key set), and one without them creates no token, so a log's
+    # DelegationTokenRecords say they were (True, the default). False (a server.properties
+    # whose delegation.token.secret.key is empty): delegation_token_expired never opens.
+    delegation_token_expiry_sweep: bool = True
     # How long (event time) a registration request may wait for its RegisterBrokerRecord.
     registration_match_timeout_ms: int = 300_000
     # False when this auditor judges only some partitions (a Spark bucket): then a
@@ -74,6 +83,14 @@ class CoreSettings:
                 or settings.leader_imbalance_check_interval_seconds < 1):
             raise ValueError("leader_imbalance_check_interval_seconds must be an integer of at "
                              f"least 1, got {settings.leader_imbalance_check_interval_seconds!r}")
+        if (isinstance(settings.delegation_token_expiry_check_interval_ms, bool)
+                or not isinstance(settings.delegation_token_expiry_check_interval_ms, int)
+                or settings.delegation_token_expiry_check_interval_ms < 1):
+            raise ValueError("delegation_token_expiry_check_interval_ms must be an integer of at "
+                             f"least 1, got {settings.delegation_token_expiry_check_interval_ms!r}")
+        if not isinstance(settings.delegation_token_expiry_sweep, bool):
+            raise ValueError("delegation_token_expiry_sweep must be true or false, got "
+                             f"{settings.delegation_token_expiry_sweep!r}")
         if not isinstance(settings.auto_leader_rebalance_enable, bool):
             raise ValueError("auto_leader_rebalance_enable must be true or false, got "
                              f"{settings.auto_leader_rebalance_enable!r}")

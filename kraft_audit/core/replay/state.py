@@ -134,6 +134,7 @@ class ClusterState:
         self.acl_bindings: set[tuple] = set()
         self.scram: set[tuple[str, int]] = set()  # (user, mechanism)
         self.tokens: dict[str, tuple] = {}  # token id -> what a renewal keeps
+        self.token_deadlines: dict[str, int] = {}  # token id -> when it expires (token_deadline)
         self.quotas: set[tuple] = set()  # (entity, key) of every client quota set
         # a metadata transaction is open (the event loop keeps it; the rules read it)
         self.transaction_open = False
@@ -155,7 +156,8 @@ class ClusterState:
                 "brokers": [tuple([getattr(b, n) for n in Broker.__slots__]) for b in self.brokers.values()],
                 "configs": self.configs, "features": self.features, "history_from": self.history_from,
                 "next_producer_id": self.next_producer_id, "acls": self.acls, "scram": sorted(self.scram),
-                "tokens": self.tokens, "supported": self.supported,
+                "tokens": self.tokens, "token_deadlines": self.token_deadlines,
+                "supported": self.supported,
                 "quotas": list(self.quotas), "dir_owner": self.dir_owner,
                 "kraft_version": self.kraft_version}
 
@@ -176,6 +178,7 @@ class ClusterState:
         state.acl_bindings = set(state.acls.values())
         state.scram = set(topology.get("scram", ()))
         state.tokens = topology.get("tokens", {})
+        state.token_deadlines = topology.get("token_deadlines", {})  # absent before it was kept
         state.quotas = {(tuple(map(tuple, e)), k) for e, k in topology.get("quotas", ())}
         state.supported = topology.get("supported", {})
         state.dir_owner = topology.get("dir_owner", {})
@@ -485,10 +488,16 @@ class ClusterState:
 
     def _token(self, event: MetadataEvent) -> Change:
         self.tokens[event.data["tokenId"]] = token_kept(event.data)
+        deadline = token_deadline(event.data)
+        if deadline is None:
+            self.token_deadlines.pop(event.data["tokenId"], None)
+        else:
+            self.token_deadlines[event.data["tokenId"]] = deadline
         return NO_CHANGE
 
     def _remove_token(self, event: MetadataEvent) -> Change:
         self.tokens.pop(event.data["tokenId"], None)
+        self.token_deadlines.pop(event.data["tokenId"], None)
         return NO_CHANGE
 
     def _register_broker(self, event: MetadataEvent) -> Change:
@@ -605,6 +614,14 @@ def token_kept(data: dict) -> tuple:
     """The fields of a delegation token that a renewal leaves as they are."""
     return (data.get("owner"), data.get("requester"), tuple(data.get("renewers") or ()),
             data.get("issueTimestamp"), data.get("maxTimestamp"))
+
+
+def token_deadline(data: dict) -> int | None:
+    """When a DelegationTokenRecord's token expires: the earlier of its expiration and max
+    timestamps (Kafka's sweep removes it once either is before its clock); None when the
+    record gives neither as an integer."""
+    times = [t for t in (data.get("expirationTimestamp"), data.get("maxTimestamp")) if type(t) is int]
+    return min(times) if times else None
 
 
 _HANDLERS = {

@@ -30,6 +30,10 @@ CONDITIONS_MOVED = {
     "BEGIN_TRANSACTION_RECORD": "election_overdue, unclean_election_overdue (deferred to the "
                                 "transaction's end)",
     "END_TRANSACTION_RECORD": "election_overdue, unclean_election_overdue (judged)",
+    "DELEGATION_TOKEN_RECORD": "delegation_token_expired (a renewal past the record's time closes it)",
+    "REMOVE_DELEGATION_TOKEN_RECORD": "delegation_token_expired (closed)",
+    "NO_OP_RECORD": "delegation_token_expired (opened where the log's time passes a token's deadline, "
+                    "as at any record that is not a partition's)",
     "ABORT_TRANSACTION_RECORD": "election_overdue, unclean_election_overdue (judged)",
 }
 

@@ -115,7 +115,11 @@ MUTATION_CLASSES = {
         'it (the change that sets its leader to a replica out of the ISR and ELR, RECOVERING) '
         "left out of the unfence of that replica's broker (an unfence elects over every "
         'leaderless partition, uncleanly where the topic allows it and no clean candidate can '
-        'lead: it never leaves one leaderless past its end while a replica could lead)',
+        'lead: it never leaves one leaderless past its end while a replica could lead); the '
+        'removal of an expired delegation token (its expiration or max timestamp before the '
+        "removal's time) left out where the log then runs two bounds with nothing about the "
+        'token (a controller with tokens enabled removes every expired token in its sweep, '
+        'every delegation.token.expiry.check.interval.ms, and never renews one)',
 }
 
 MUTATIONS = """
@@ -126,16 +130,17 @@ MUTATIONS = """
 the real logs in `tests/fixtures/kraft-real/`, `tests/fixtures/kraft-story/` (a real
 cluster's log holding every record type a cluster writes, on two 4.x lines and a 3.x line) and
 `tests/fixtures/kraft-liveness/` (a real controller's periodic preferred elections with a 3 s
-leader.imbalance.check.interval.seconds, and its own unclean election at an unfence, on a 4.x
-and a 3.x line), writes
+leader.imbalance.check.interval.seconds, its own unclean election at an unfence, and its
+sweep of an expired delegation token with an 8 s delegation.token.expiry.check.interval.ms,
+on a 4.x and a 3.x line), writes
 mutants of them with one controller
 mistake each (records changed at the record level, every batch re-framed with valid offsets
 and CRCs) and audits each as `kraft-audit check` does, with the settings of its cluster where
 a log keeps them beside it (its controller's `server.properties`, as `--server-properties`
-reads it, here the check interval; Kafka's defaults otherwise). A mutant counts as flagged when a
+reads it, here the check intervals; Kafka's defaults otherwise). A mutant counts as flagged when a
 finding falls in the atomic batch of the first record that makes the log impossible (for a
 snapshot: at its end offset - 1); a liveness mutant (`missing-liveness`) when its condition
-is open on its partition at the end of that batch and stays open longer than the
+is open on its partition (or token) at the end of that batch and stays open longer than the
 controller's bound in the log's time, closed later or still open at the log's end (what
 `kraft-audit check` counts as "open longer than the controller's bound": `past_bound` in
 `kraft_audit/core/replay/conditions.py`; a condition judged where an operation ends has no
@@ -169,7 +174,8 @@ class shows them.
 `missing-liveness` is scored by conditions, not rules: `--without` cannot turn them off, so
 its "before" column counts them too (before issue 21 no liveness condition judged it: 0%).
 Its mutants come from the kraft-liveness logs (preferred elections, `leader_imbalanced`;
-the unclean election at an unfence, `unclean_election_overdue`) and from the kraft-real and
+the unclean election at an unfence, `unclean_election_overdue`; the sweep of an expired
+delegation token, `delegation_token_expired`) and from the kraft-real and
 kraft-liveness logs (a broker's unfence electing the partitions it left
 leaderless, `election_overdue`: any interval of it is a promise broken, since the
 controller elects a clean candidate in the operation that makes it electable, and the
@@ -205,14 +211,28 @@ rules flag them too, later; no finding of the mutated batch is needed, the condi
 the witness. Not scored: `reassignment_stalled` has no mutant of this kind, since a
 controller completes a reassignment in the record that brings its last adding replica into
 the ISR, and leaving that record out leaves out the ISR change that would open it.
+Why no correct controller leaves out the sweep of an expired delegation token: a controller
+with delegation tokens enabled (delegation.token.secret.key set) sweeps every
+delegation.token.expiry.check.interval.ms (3.7-3.9 schedule the next sweep as one starts,
+4.x run it as a periodic task rescheduled after each run; QuorumController), and each sweep
+writes a RemoveDelegationTokenRecord for every token whose max or expiration timestamp is
+before its clock (DelegationTokenControlManager.sweepExpiredDelegationTokens); it never
+renews an expired token (a renewal of one is answered DELEGATION_TOKEN_EXPIRED). The mutant
+drops a removal of a token already past its deadline at the removal's time (the sweep's, or
+an expire request's that removes at once), where the log then runs two bounds with no
+record about the token, so the token stays expired in the image longer than any sweep
+allows: `delegation_token_expired` opens at the first record past
+its deadline that is not a partition's (a NoOp at the latest) and stays open to the log's
+end, past its bound (the check interval rounded up to seconds and 5 s for the controller's
+event queue, 13 s on these logs, where the real sweep's interval lasts 6.0 s).
 """
 
 # Measured by `python -m kraft_audit.testing.mutate` (and its `--without` run for "before");
 # the mutations test fails when the measured table departs from these rows.
-SCORES = (("wrong-value", 530, 127, 530), ("missing-record", 117, 71, 115), ("extra-record", 146, 67, 146),
-          ("reordered-record", 83, 56, 80), ("wrong-type", 73, 52, 73), ("overflow", 244, 64, 244),
-          ("unparseable-string", 157, 32, 157), ("snapshot-differs", 161, 24, 161),
-          ("missing-liveness", 22, 22, 22))
+SCORES = (("wrong-value", 538, 127, 538), ("missing-record", 119, 71, 117), ("extra-record", 148, 67, 148),
+          ("reordered-record", 85, 56, 82), ("wrong-type", 75, 52, 75), ("overflow", 250, 64, 250),
+          ("unparseable-string", 161, 32, 161), ("snapshot-differs", 161, 24, 161),
+          ("missing-liveness", 24, 24, 24))
 
 
 def mutation_section() -> str:
@@ -249,6 +269,7 @@ its topic's partitions.
 | no partition is leaderless while an ISR or ELR member could lead | brokers, log dirs | `election_overdue` condition (operation end) | inside a metadata transaction: judged at its end |
 | no partition of a topic that allows unclean elections is leaderless while a replica could lead | the partition, brokers, log dirs, configs | `unclean_election_overdue` condition (operation end) | inside a metadata transaction: judged at its end; a config change that allows it: Kafka's timer (unclean.leader.election.interval.ms, 5 min), or on a line without it the next unfence |
 | a partition whose preferred replica (its first) could lead is led by it within leader.imbalance.check.interval.seconds, when the controller rebalances leaders | the partition, brokers, log dirs | `leader_imbalanced` condition (each record; a broker record through the partitions it is the preferred replica of) | one check interval (the controller's leader.imbalance.check.interval.seconds from its server.properties, or the setting leader_imbalance_check_interval_seconds; Kafka's default 300 s): the alert waits two |
+| a delegation token past its expiration (or max) timestamp is removed within delegation.token.expiry.check.interval.ms, when the controller has tokens enabled | tokens | `delegation_token_expired` condition (each record that is not a partition's, past a token's deadline; closed by its removal or a renewal past the record's time) | one check interval rounded up to seconds and 5 s for the event queue (the controller's delegation.token.expiry.check.interval.ms from its server.properties, or the setting delegation_token_expiry_check_interval_ms; Kafka's default 1 h); a failover restarts the sweep's timer: the alert waits two |
 | one Raft leader per epoch, epochs never go back | the batches | `kraft.election-safety` | epochs up to the first one the input shows count as announced |
 | while the ELR is on, min ISR is one cluster-wide value (the cluster level set, no broker level) | configs, features | `kip966.min-isr-one-value-with-elr` (each config record, and the record that turns the ELR on) | a bootstrap transaction writes the cluster value after its features: not judged inside one |
 """

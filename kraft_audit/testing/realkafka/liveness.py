@@ -18,6 +18,15 @@ preferred replica. Broker 1 is stopped, not killed: on a line with ELR a broker 
 back from a kill -9 leaves every ELR (unclean shutdown), and the other topic's partitions,
 which do not allow an unclean election, would stay leaderless for good.
 
+First of all the controller's sweep of expired delegation tokens: the controller and brokers
+have delegation tokens enabled (delegation.token.secret.key) and the controller a
+delegation.token.expiry.check.interval.ms of a few seconds; a token is created (over a SCRAM
+listener, as Kafka requires) with a max lifetime of a few seconds, and the controller's
+periodic sweep removes it once it has expired (a RemoveDelegationTokenRecord), after a NoOp
+past the token's deadline (so that delegation_token_expired opens and closes: _token_swept).
+The rest of the scenario runs for minutes after it: a log missing that removal would hold the
+token expired past the bound.
+
 tests/fixtures/kraft-liveness/<version>/ keeps each line's controller log with a
 `server.properties` beside it: the controller's static configs the audit needs (what
 `kraft-audit check --server-properties` reads), read by the mutation tests too
@@ -32,23 +41,34 @@ import sys
 import time
 from pathlib import Path
 
+from kraft_audit.core.events import MetadataEvent
 from kraft_audit.testing.mutate import SETTINGS_FILE
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, elr_features, wait_until
-from kraft_audit.testing.realkafka.story import keep_run
+from kraft_audit.testing.realkafka.story import (ADMIN_PASSWORD, ADMIN_USER, SCRAM, TOKEN_COMMAND,
+                                                 StoryRun, add_sasl_listeners, keep_run)
+from kraft_audit.testing.realkafka.tools import CONFIG_COMMAND, ToolError
 
 INTERVAL_S = 3  # the controller's leader.imbalance.check.interval.seconds
 TOPIC = "rebalanced"
 ASSIGNMENT = [[1, 2], [2, 1], [1, 2], [2, 1]]  # each broker the preferred replica of two
 QUIET_S = 3 * INTERVAL_S  # after each election: past the bound twice, as a dropped one would be
 UNCLEAN_TOPIC = "unclean"  # allows the controller to elect uncleanly by itself
+TOKEN_CHECK_MS = 8000  # the controller's delegation.token.expiry.check.interval.ms
+TOKEN_LIFE_MS = 3000  # the token's max lifetime: expired a few seconds after its creation
+TOKEN_SECRET = "liveness-token-secret"  # delegation.token.secret.key: tokens enabled
+TOKEN_ATTEMPTS = 4
 
 
 def liveness_cluster(version: str, workdir: Path) -> KafkaCluster:
-    return KafkaCluster(version, workdir, brokers=2, features=elr_features(version),
-                        controller_config={
-                            "leader.imbalance.check.interval.seconds": str(INTERVAL_S),
-                            # a NoOp every 2 s (not 0.5 s): the log's time goes on, the file stays small
-                            "metadata.max.idle.interval.ms": "2000"})
+    cluster = KafkaCluster(version, workdir, brokers=2, features=elr_features(version),
+                           common_config={"delegation.token.secret.key": TOKEN_SECRET},
+                           controller_config={
+                               "leader.imbalance.check.interval.seconds": str(INTERVAL_S),
+                               "delegation.token.expiry.check.interval.ms": str(TOKEN_CHECK_MS),
+                               # a NoOp every 2 s (not 0.5 s): the log's time goes on, the file stays small
+                               "metadata.max.idle.interval.ms": "2000"})
+    add_sasl_listeners(cluster)
+    return cluster
 
 
 def _partitions(cluster: KafkaCluster, topics: dict[str, int]):
@@ -76,6 +96,7 @@ def run_liveness(version: str, workdir: Path) -> KafkaCluster:
         cluster.tools.create_topic(TOPIC, assignment=ASSIGNMENT)
         balanced = lambda p: p.leader == p.replicas[0] and sorted(p.isr) == sorted(p.replicas)  # noqa: E731
         _wait(cluster, "every partition led by its preferred replica, in sync", balanced)
+        _token_swept(cluster)
         time.sleep(QUIET_S)
         for broker in (1, 2):
             cluster.broker(broker).stop()  # controlled shutdown: its leaderships move away
@@ -88,6 +109,47 @@ def run_liveness(version: str, workdir: Path) -> KafkaCluster:
         return cluster
     finally:
         cluster.close()
+
+
+def _token_swept(cluster: KafkaCluster) -> None:
+    """A token of a short max lifetime, removed by the controller's sweep once expired. The
+    sweep runs on its own timer, so it may come before any other record past the token's
+    deadline (a NoOp every 2 s): then delegation_token_expired never opens, and another token
+    is made until one is swept after such a record (the interval then opens and closes)."""
+    from kraft_audit.cli.describe import replay
+    from kraft_audit.core.codec.logdir import read_log_dir
+
+    story = StoryRun(cluster)
+    cluster.tools.admin(CONFIG_COMMAND, "--alter", "--entity-type", "users", "--entity-name", ADMIN_USER,
+                        "--add-config", f"{SCRAM}=[iterations=4096,password={ADMIN_PASSWORD}]")
+    conf = str(story.sasl_config())
+
+    def create() -> bool:  # the credential reaches the brokers shortly after its record
+        try:
+            cluster.tools.run(TOKEN_COMMAND, "--bootstrap-server", story.sasl_bootstrap(),
+                              "--command-config", conf, "--create",
+                              "--max-life-time-period", str(TOKEN_LIFE_MS))
+            return True
+        except ToolError:
+            return False
+
+    def records():
+        return [e for e in read_log_dir(cluster.metadata_log_dir, cluster.cluster_id)
+                if isinstance(e, MetadataEvent)]
+
+    tokens = lambda: replay(cluster.metadata_log_dir, cluster.cluster_id, None).tokens  # noqa: E731
+    for _attempt in range(TOKEN_ATTEMPTS):
+        wait_until("a delegation token created", create, 60, every=1)
+        wait_until("the token in the log", lambda: bool(tokens()), 30, every=0.5)
+        wait_until("the token swept by the controller", lambda: not tokens(), 60, every=0.5)
+        events = records()
+        made = [e for e in events if e.type == "DELEGATION_TOKEN_RECORD"][-1]
+        swept = next(e for e in events if e.type == "REMOVE_DELEGATION_TOKEN_RECORD"
+                     and e.data["tokenId"] == made.data["tokenId"])
+        deadline = made.data["expirationTimestamp"]
+        if any(deadline < e.timestamp_ms and e.offset < swept.offset for e in events):
+            return
+    raise RuntimeError(f"no sweep came after a record past its token's deadline in {TOKEN_ATTEMPTS} tries")
 
 
 def _unclean_election(cluster: KafkaCluster, balanced) -> None:
@@ -116,7 +178,8 @@ def main(argv: list[str]) -> int:
     (args.target / SETTINGS_FILE).write_text(
         "# the controller's static configs the audit needs (the rest of its file names this\n"
         "# machine's paths and ports)\n"
-        f"leader.imbalance.check.interval.seconds={INTERVAL_S}\n")
+        f"leader.imbalance.check.interval.seconds={INTERVAL_S}\n"
+        f"delegation.token.expiry.check.interval.ms={TOKEN_CHECK_MS}\n")
     print(f"kept {args.target}")
     return 0
 

@@ -67,6 +67,13 @@ def story_cluster(version: str, workdir: Path) -> KafkaCluster:
     }
     cluster = KafkaCluster(version, workdir, brokers=3, common_config=common,
                            release_version=formatted_release(version), data_dirs_per_broker=2)
+    add_sasl_listeners(cluster)
+    return cluster
+
+
+def add_sasl_listeners(cluster: KafkaCluster) -> None:
+    """A SASL_PLAINTEXT SCRAM listener on every broker next to the plaintext one (brokers and
+    controllers keep talking plaintext): delegation tokens are asked for over it."""
     for b in cluster.brokers:
         b.sasl_port = free_port()
         b.config_overrides.update({
@@ -79,7 +86,6 @@ def story_cluster(version: str, workdir: Path) -> KafkaCluster:
             f"listener.name.sasl_plaintext.{SCRAM.lower()}.sasl.jaas.config":
                 "org.apache.kafka.common.security.scram.ScramLoginModule required;",
         })
-    return cluster
 
 
 class StoryRun:

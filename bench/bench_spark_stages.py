@@ -6,7 +6,9 @@ them: the source's read() of every planned range (decode, event rows, Arrow),
 Arrow → pandas (what Spark hands the group call), and the group call per
 (cluster, bucket) split into its parts (log order and repeats, pandas rows →
 core objects, the payload decoded, the core, output rows → Arrow IPC,
-the state row). CPU seconds of this process (`time.process_time`). The JVM's
+the state row). CPU seconds of this process (`time.process_time`); the cyclic
+collector's passes (a gc callback) are counted within the stages they paused, and
+again on a line of their own with the number of its full passes. The JVM's
 stages (Python → JVM, shuffle, state store, outputs to the driver, sinks) are
 the whole `run --once` minus these: bench_side_by_side.py times it.
 
@@ -63,6 +65,23 @@ def unwrap() -> None:
         setattr(module, name, inner)
 
 
+COLLECTOR = "the cyclic collector (within the stages above)"
+
+
+def _collector(passes: list, started: list):
+    """A gc callback: the collector's CPU seconds in TIMES (in whichever stages it paused),
+    its full passes counted in `passes`."""
+    def callback(phase: str, info: dict) -> None:
+        if phase == "start":
+            started.append(time.process_time())
+        elif started:
+            TIMES[COLLECTOR] += time.process_time() - started.pop()
+            if info["generation"] == 2:
+                passes.append(1)
+
+    return callback
+
+
 def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dict[str, float]:
     import pandas as pd
     import pyarrow as pa
@@ -79,6 +98,9 @@ def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dic
     TIMES.clear()
     op._LIVE.clear()  # the previous profile's auditors: not this one's heap
     gc.collect()
+    full_passes: list = []
+    collector = _collector(full_passes, [])
+    gc.callbacks.append(collector)
     packed = event_rows.to_record_batch
     packed_keys = event_rows.key_record_batch
     if not pack:  # as before the sources packed NoOps: one row each
@@ -139,11 +161,14 @@ def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dic
                 states[b] = state.get
                 assert isinstance(out[0], pd.DataFrame)
     finally:
+        gc.callbacks.remove(collector)
         core_audit.Auditor.process = process
         event_rows.to_record_batch = packed
         event_rows.key_record_batch = packed_keys
         unwrap()
     result = dict(TIMES)
+    result[COLLECTOR] = result.pop(COLLECTOR, 0.0)  # printed after the stages it is part of
+    result["full passes of the collector"] = len(full_passes)
     result["records"] = records
     result["micro-batches"] = batches
     return result
@@ -172,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
             for what in packed:
                 if what == "records":
                     print(f"  {'event rows through the operator':<72} {rows[what]:8,} -> {packed[what]:,}")
+                elif what == "full passes of the collector":
+                    print(f"  {what:<72} {rows[what]:8,} -> {packed[what]:,}")
                 else:
                     print(f"  {what:<72} {rows.get(what, 0):8.2f} -> {packed[what]:.2f}")
     return 0

@@ -4,6 +4,7 @@ rows. The buckets together must find what one single-process Auditor finds."""
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from collections import defaultdict
@@ -555,3 +556,38 @@ def test_values_that_do_not_decode_in_other_buckets_are_counted_once(sim):
     assert total["quarantined"] == total["unreadable"] == 2
     assert total["records"] + total["unreadable"] == total["applied"] + total["quarantined"] \
         + sum(s["duplicates"] for s in out["stats"])
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["collector-on", "collector-off"])
+def test_a_call_runs_without_the_cyclic_collector_and_leaves_it_as_it_found_it(sim, enabled):
+    """The collector pauses for a whole group call (its passes over the worker's live
+    auditors were most of the call outside the core) and is left as the call found it,
+    also when the call fails."""
+    result, log, _side = sim
+    audit = op.OperatorConfig(buckets=1)
+    passes = []
+
+    def count(phase, info):
+        if phase == "start":
+            passes.append(info["generation"])
+
+    pdf, state = frame(log), new_state()
+    old = new_state((op.STATE_VERSION - 1, "t", b"", b"", b"", b""))
+    thresholds = gc.get_threshold()
+    collecting = gc.isenabled()
+    gc.callbacks.append(count)
+    gc.set_threshold(1)  # with the collector on, nearly every allocation would start a pass
+    try:
+        gc.enable() if enabled else gc.disable()
+        call = op.audit_group((result.cluster_id, 0), iter([pdf]), state, audit)
+        passes.clear()
+        out = next(call)
+        assert passes == [] and gc.isenabled() == enabled
+        assert decode_output(out["table"], out["rows"])["stats"][0]["applied"] > 0
+        with pytest.raises(StoredFormatError):
+            next(op.audit_group((result.cluster_id, 0), iter([pdf]), old, audit))
+        assert gc.isenabled() == enabled
+    finally:
+        gc.callbacks.remove(count)
+        gc.set_threshold(*thresholds)
+        gc.enable() if collecting else gc.disable()

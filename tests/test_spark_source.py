@@ -3,6 +3,7 @@ called directly, then once through a real streaming query."""
 
 from __future__ import annotations
 
+import gc
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -12,9 +13,9 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from kraft_audit.core.codec.logdir import LogDirWriter
 from kraft_audit.core.events import MetadataEvent, Quarantined
-from kraft_audit.spark import event_rows
+from kraft_audit.spark import event_rows, source
 from kraft_audit.core.codec.logdir import METADATA_DIR
-from kraft_audit.spark.source import KraftLogStreamReader, LogDirPlanner, ReadRange, read_range
+from kraft_audit.spark.source import KraftLogStreamReader, LogDirPlanner, LogRangePartition, ReadRange, read_range
 
 CLUSTER = "src-test-cluster"
 T0 = 1_763_700_000_000
@@ -81,6 +82,46 @@ def test_max_bytes_per_trigger_and_read_all_available(tmp_path):
     # The engine may still ask for everything (ReadAllAvailable): options are ignored then.
     all_at_once, _ = drain(reader(tmp_path, maxRecordsPerTrigger=3), limit=ReadAllAvailable())
     assert [len(b) for b in all_at_once] == [30]
+
+
+def test_a_chunk_is_read_without_the_cyclic_collector(tmp_path, monkeypatch):
+    """A task's chunks are framed and made Arrow with the collector paused (its passes
+    walked the live auditors a Python worker keeps) and handed to Spark with it on."""
+    monkeypatch.setattr(source, "_READ_CHUNK_RECORDS", 10)
+    write_noops(tmp_path, 60).close()
+    r = reader(tmp_path)
+    start = r.initialOffset()
+    part = next(iter(r.partitions(start, r.latestOffset(start, ReadAllAvailable()))))
+    chunks = r.read(LogRangePartition(part.ranges_json))
+    passes: list[int] = []
+    during: list[int] = []
+    rows = 0
+
+    def count(phase, info):
+        if phase == "start":
+            passes.append(info["generation"])
+
+    thresholds = gc.get_threshold()
+    collecting = gc.isenabled()
+    gc.callbacks.append(count)
+    gc.set_threshold(1)  # with the collector on, nearly every allocation would start a pass
+    gc.enable()
+    try:
+        while True:
+            before = len(passes)
+            batch = next(chunks, None)
+            during.append(len(passes) - before)
+            if batch is None:
+                break
+            assert gc.isenabled()
+            rows += batch.num_rows
+    finally:
+        gc.callbacks.remove(count)
+        gc.set_threshold(*thresholds)
+        gc.enable() if collecting else gc.disable()
+    # the first call sets the read up and the last ends it, with the collector on
+    assert len(during) >= 6 and during[1:-1] == [0] * (len(during) - 2), during
+    assert rows > 6
 
 
 def test_a_batch_being_written_at_the_tail_is_waited_for_not_quarantined(tmp_path):

@@ -46,6 +46,7 @@ call it without a query.
 
 from __future__ import annotations
 
+import gc
 import pickle
 import time
 import uuid
@@ -465,6 +466,22 @@ def decode_output_arrow(table_names: Iterable[str], blobs: Iterable[bytes]
 def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: OperatorConfig
                 ) -> Iterator[pd.DataFrame]:
     """applyInPandasWithState function: one (cluster, bucket) group."""
+    # The cyclic collector paused for the call, as Auditor.process pauses it: a call's
+    # events, rows and frames (hundreds of thousands of objects, dead when it returns)
+    # otherwise reach the oldest generation and set off full passes over every live
+    # auditor this worker keeps (most of the call's time outside the core on a 100k
+    # partition log). The worker goes on with the collector as it found it.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        frame = _audit_call(key, pdfs, state, audit)
+    finally:
+        if collecting:
+            gc.enable()
+    yield frame
+
+
+def _audit_call(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: OperatorConfig) -> pd.DataFrame:
     started = time.perf_counter()
     cluster_id, bucket = str(key[0]), int(key[1])
     auditor, held, rebuilt = resume_bucket(audit, cluster_id, bucket, state.get if state.exists else None)
@@ -563,4 +580,4 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
         shards_loaded=auditor.state.partitions.loaded_shards,
         duration_ms=round((time.perf_counter() - started) * 1000, 3),
     )))
-    yield encode_output(rows)
+    return encode_output(rows)

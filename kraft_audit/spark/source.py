@@ -35,6 +35,7 @@ starts, so the source never guesses.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from dataclasses import dataclass, field
@@ -554,9 +555,24 @@ class KraftLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: LogRangePartition):
         r = ReadRange(**json.loads(partition.ranges_json))
-        for items in read_range(r, keys=True):
-            yield (event_rows.key_record_batch(items) if isinstance(items, KeyRows)
-                   else event_rows.to_record_batch(items, pack_noops=True, epochs=True))
+        chunks = read_range(r, keys=True)
+        while True:
+            # The cyclic collector paused while a chunk is read and made Arrow (its rows are
+            # tuples and bytes, no cycles; as the operator's calls): in a Python worker that
+            # also keeps the operator's live auditors, its passes walked them all. Back on
+            # before the batch leaves: Spark's code runs between chunks.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                items = next(chunks, None)
+                if items is None:
+                    return
+                batch = (event_rows.key_record_batch(items) if isinstance(items, KeyRows)
+                         else event_rows.to_record_batch(items, pack_noops=True, epochs=True))
+            finally:
+                if collecting:
+                    gc.enable()
+            yield batch
 
     def commit(self, end: dict) -> None:
         pass

@@ -24,6 +24,7 @@ from kraft_audit.sim.runner import simulate
 from kraft_audit.sim.scenario import load_scenario
 from kraft_audit.spark import event_rows
 from kraft_audit.spark import operator as op
+from kraft_audit.testing.collector import passes_inside
 from kraft_audit.testing.operator_calls import decode_output, target_buckets
 from kraft_audit.sideinputs import parse_inventory, parse_registration_line, read_registrations
 
@@ -565,29 +566,13 @@ def test_a_call_runs_without_the_cyclic_collector_and_leaves_it_as_it_found_it(s
     also when the call fails."""
     result, log, _side = sim
     audit = op.OperatorConfig(buckets=1)
-    passes = []
-
-    def count(phase, info):
-        if phase == "start":
-            passes.append(info["generation"])
-
     pdf, state = frame(log), new_state()
     old = new_state((op.STATE_VERSION - 1, "t", b"", b"", b"", b""))
-    thresholds = gc.get_threshold()
-    collecting = gc.isenabled()
-    gc.callbacks.append(count)
-    gc.set_threshold(1)  # with the collector on, nearly every allocation would start a pass
-    try:
+    with passes_inside("_audit_call") as passes:
         gc.enable() if enabled else gc.disable()
-        call = op.audit_group((result.cluster_id, 0), iter([pdf]), state, audit)
-        passes.clear()
-        out = next(call)
+        out = next(op.audit_group((result.cluster_id, 0), iter([pdf]), state, audit))
         assert passes == [] and gc.isenabled() == enabled
         assert decode_output(out["table"], out["rows"])["stats"][0]["applied"] > 0
         with pytest.raises(StoredFormatError):
             next(op.audit_group((result.cluster_id, 0), iter([pdf]), old, audit))
         assert gc.isenabled() == enabled
-    finally:
-        gc.callbacks.remove(count)
-        gc.set_threshold(*thresholds)
-        gc.enable() if collecting else gc.disable()

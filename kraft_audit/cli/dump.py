@@ -12,7 +12,6 @@ at all could be read (or none lies in --offsets) it exits 2.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
 from collections.abc import Iterable, Iterator
@@ -24,6 +23,7 @@ from kraft_audit.config import KEYS
 from kraft_audit.core.codec.dumpjson import DATA_WRITERS, PAYLOAD_HEADS
 from kraft_audit.core.codec.dumpread import DumpChunk
 from kraft_audit.core.codec.dumplog import to_dump_json
+from kraft_audit.core.collector import collector_paused
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined
 
 _CHUNK = 512  # lines written to stdout at once
@@ -52,15 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Every record's objects are freed as its line is written (none form cycles):
-    # the cyclic collector, paused as the Auditor pauses it, would only walk them.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    # every record's objects are freed as its line is written: the collector would only walk them
+    with collector_paused():
         return _dump(args)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _dump(args: argparse.Namespace) -> int:

@@ -15,11 +15,11 @@ and it writes and reads the stored form (snapshot.py).
 
 from __future__ import annotations
 
-import gc
 from dataclasses import fields
 from typing import Any, Iterable, Mapping
 
 from kraft_audit.core import snapshot
+from kraft_audit.core.collector import collector_paused
 from kraft_audit.core.event_loop import EventLoop
 from kraft_audit.core.events import MetadataEvent, Quarantined
 from kraft_audit.core.findings import AuditOutput
@@ -46,15 +46,10 @@ class Auditor:
     # ------------------------------------------------------------ public API
 
     def process(self, events: Iterable[MetadataEvent | Quarantined]) -> AuditOutput:
-        # The audit allocates many small acyclic objects (states, rows): pausing the cyclic
-        # collector while it runs more than doubles throughput; nothing here forms cycles.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        # many small acyclic objects (states, rows): without the collector's passes over
+        # them, more than twice the throughput
+        with collector_paused():
             return self._loop.process(events)
-        finally:
-            if collecting:
-                gc.enable()
 
     def judge_snapshot(self, comparison: SnapshotComparison, cluster_id: str | None = None) -> AuditOutput:
         """The snapshot rules on a snapshot compared with the log (image.verify_snapshots):

@@ -46,7 +46,6 @@ call it without a query.
 
 from __future__ import annotations
 
-import gc
 import pickle
 import time
 import uuid
@@ -58,6 +57,7 @@ import pandas as pd
 import pyarrow as pa
 
 from kraft_audit.config import AuditConfig
+from kraft_audit.core.collector import collector_paused
 from kraft_audit.errors import StoredFormatError
 from kraft_audit.core.events import (
     BATCH_HEADER,
@@ -471,13 +471,8 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
     # otherwise reach the oldest generation and set off full passes over every live
     # auditor this worker keeps (most of the call's time outside the core on a 100k
     # partition log). The worker goes on with the collector as it found it.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         frame = _audit_call(key, pdfs, state, audit)
-    finally:
-        if collecting:
-            gc.enable()
     yield frame
 
 

@@ -35,7 +35,6 @@ starts, so the source never guesses.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 from dataclasses import dataclass, field
@@ -55,6 +54,7 @@ from kraft_audit.core.codec import logdir
 from kraft_audit.core.codec.logdir import metadata_dir, missing_start, read_meta_properties, read_segment
 from kraft_audit.core.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, MAX_BATCH_BYTES, find_next_batch
 from kraft_audit.core.codec.keyrows import KeyRows
+from kraft_audit.core.collector import collector_paused
 from kraft_audit.core.events import Quarantined
 from kraft_audit.spark import event_rows
 
@@ -561,17 +561,12 @@ class KraftLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             # tuples and bytes, no cycles; as the operator's calls): in a Python worker that
             # also keeps the operator's live auditors, its passes walked them all. Back on
             # before the batch leaves: Spark's code runs between chunks.
-            collecting = gc.isenabled()
-            gc.disable()
-            try:
+            with collector_paused():
                 items = next(chunks, None)
                 if items is None:
                     return
                 batch = (event_rows.key_record_batch(items) if isinstance(items, KeyRows)
                          else event_rows.to_record_batch(items, pack_noops=True, epochs=True))
-            finally:
-                if collecting:
-                    gc.enable()
             yield batch
 
     def commit(self, end: dict) -> None:

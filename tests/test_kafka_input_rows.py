@@ -4,6 +4,7 @@ the operator's decoding of them gives the events the codec gives from the files.
 
 from __future__ import annotations
 
+import gc
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.ship.tail import LogTail
 from kraft_audit.spark import event_rows
 from kraft_audit.spark.kafka_input import _decode, message_events
+from kraft_audit.testing.collector import passes_inside
 
 FIXTURE = Path(__file__).parent / "fixtures" / "kraft-real" / "subpxl__streamprocessing"
 
@@ -44,3 +46,19 @@ def test_shipped_messages_become_rows_carrying_record_values():
     assert sent_epochs == {(e.batch_base_offset, e.leader_epoch) for e in expected
                            if isinstance(e, MetadataEvent) and e.offset >= 0
                            and not e.source.endswith(".checkpoint")}
+
+
+def test_the_topic_path_makes_its_chunks_without_the_cyclic_collector():
+    """As the file source's: a chunk is decoded and made Arrow with the collector paused (its
+    passes walked the live auditors a Python worker keeps), handed to Spark with it on."""
+    shipped = LogTail(FIXTURE).poll(max_bytes=1 << 30)
+    messages = pa.RecordBatch.from_pylist([
+        {"key": b"c", "value": s.value, "headers": [{"key": k, "value": v} for k, v in s.headers()],
+         "topic": "t", "partition": 0, "offset": n} for n, s in enumerate(shipped)])
+    chunks = 0
+    with passes_inside("_decoded_chunks") as passes:
+        gc.enable()
+        for _batch in _decode([messages]):
+            assert gc.isenabled()
+            chunks += 1
+    assert passes == [] and chunks >= 1

@@ -10,6 +10,10 @@ outside the work itself. Their memory is freed by reference counting either way.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class collector_paused:  # noqa: N801 - a context manager, named as contextlib's are
@@ -35,3 +39,17 @@ class collector_paused:  # noqa: N801 - a context manager, named as contextlib's
         if self._collecting:
             gc.enable()
         return False
+
+
+_END = object()
+
+
+def paused_each(items: Iterator[T]) -> Iterator[T]:
+    """Each item of `items` made with the collector paused, and handed on with the collector
+    as it was: the caller's code (Spark's, between the chunks of a task) runs as usual."""
+    while True:
+        with collector_paused():
+            item = next(items, _END)
+        if item is _END:
+            return
+        yield item

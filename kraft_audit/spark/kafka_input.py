@@ -16,6 +16,7 @@ from kraft_audit.config import KafkaSource
 from kraft_audit.core.codec.batches import Batch, iter_batches
 from kraft_audit.core.codec.keyrows import KeyRows
 from kraft_audit.core.codec.logdir import batch_events, problem_to_quarantined
+from kraft_audit.core.collector import paused_each
 from kraft_audit.core.events import Quarantined
 from kraft_audit.ship.tail import COMPARISON, comparison_event
 from kraft_audit.sideinputs.registrations import UNKNOWN_CLUSTER
@@ -65,28 +66,34 @@ DEFAULT_MAX_OFFSETS_PER_TRIGGER = 20_000
 
 def _decode(batches):
     """mapInArrow: (key, value, headers, topic, partition, offset) rows → event rows.
-    Never raises on content: what cannot be read becomes a quarantine row."""
+    Never raises on content: what cannot be read becomes a quarantine row. Each chunk is
+    made with the cyclic collector paused, as the file source's are."""
     for batch in batches:
-        cols = batch.to_pydict()
-        rows = KeyRows()
-        for key, value, headers, topic, partition, offset in zip(
-                cols["key"], cols["value"], cols["headers"], cols["topic"], cols["partition"],
-                cols["offset"]):
-            where = f"kafka {topic}-{partition}@{offset}"
-            before = len(rows)
-            try:
-                message_events(key, value, {h["key"]: h["value"] for h in headers or []}, where,
-                               rows=rows)
-            except Exception as exc:  # noqa: BLE001 - a decoder bug must not kill the query
-                rows.truncate(before)  # none of the message's rows, as before: one quarantine row
-                rows.add(Quarantined(key.decode(errors="replace") if key else UNKNOWN_CLUSTER,
-                                     where, 0, f"could not decode {where}: {type(exc).__name__}: {exc}",
-                                     bytes(value or b"")[:1024]))
-            if len(rows) >= EVENTS_PER_CHUNK:
-                yield event_rows.key_record_batch(rows)
-                rows = KeyRows()
-        if rows:
+        yield from paused_each(_decoded_chunks(batch))
+
+
+def _decoded_chunks(batch):
+    """One input batch's messages as chunks of event rows."""
+    cols = batch.to_pydict()
+    rows = KeyRows()
+    for key, value, headers, topic, partition, offset in zip(
+            cols["key"], cols["value"], cols["headers"], cols["topic"], cols["partition"],
+            cols["offset"]):
+        where = f"kafka {topic}-{partition}@{offset}"
+        before = len(rows)
+        try:
+            message_events(key, value, {h["key"]: h["value"] for h in headers or []}, where,
+                           rows=rows)
+        except Exception as exc:  # noqa: BLE001 - a decoder bug must not kill the query
+            rows.truncate(before)  # none of the message's rows, as before: one quarantine row
+            rows.add(Quarantined(key.decode(errors="replace") if key else UNKNOWN_CLUSTER,
+                                 where, 0, f"could not decode {where}: {type(exc).__name__}: {exc}",
+                                 bytes(value or b"")[:1024]))
+        if len(rows) >= EVENTS_PER_CHUNK:
             yield event_rows.key_record_batch(rows)
+            rows = KeyRows()
+    if rows:
+        yield event_rows.key_record_batch(rows)
 
 
 def kafka_stream(spark, entry: KafkaSource):

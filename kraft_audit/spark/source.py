@@ -54,7 +54,7 @@ from kraft_audit.core.codec import logdir
 from kraft_audit.core.codec.logdir import metadata_dir, missing_start, read_meta_properties, read_segment
 from kraft_audit.core.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, MAX_BATCH_BYTES, find_next_batch
 from kraft_audit.core.codec.keyrows import KeyRows
-from kraft_audit.core.collector import collector_paused
+from kraft_audit.core.collector import paused_each
 from kraft_audit.core.events import Quarantined
 from kraft_audit.spark import event_rows
 
@@ -555,19 +555,13 @@ class KraftLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: LogRangePartition):
         r = ReadRange(**json.loads(partition.ranges_json))
-        chunks = read_range(r, keys=True)
-        while True:
-            # The cyclic collector paused while a chunk is read and made Arrow (its rows are
-            # tuples and bytes, no cycles; as the operator's calls): in a Python worker that
-            # also keeps the operator's live auditors, its passes walked them all. Back on
-            # before the batch leaves: Spark's code runs between chunks.
-            with collector_paused():
-                items = next(chunks, None)
-                if items is None:
-                    return
-                batch = (event_rows.key_record_batch(items) if isinstance(items, KeyRows)
-                         else event_rows.to_record_batch(items, pack_noops=True, epochs=True))
-            yield batch
+        # Each chunk framed and made Arrow with the cyclic collector paused (its rows are
+        # tuples and bytes, no cycles; as the operator's calls): in a Python worker that also
+        # keeps the operator's live auditors, its passes walked them all
+        yield from paused_each(
+            event_rows.key_record_batch(items) if isinstance(items, KeyRows)
+            else event_rows.to_record_batch(items, pack_noops=True, epochs=True)
+            for items in read_range(r, keys=True))
 
     def commit(self, end: dict) -> None:
         pass

@@ -662,17 +662,24 @@ def iter_events(buf: bytes, cluster_id: str, source: str, noop_runs: bool = Fals
         elif sound:
             yield from batch_events(_parse_header(buf, pos, size, 0), cluster_id, source)
         else:
-            item = _batch_at(buf, pos, end, 0)
-            if isinstance(item, Batch):
-                yield from batch_events(item, cluster_id, source)
-            else:
-                yield problem_to_quarantined(item, cluster_id, source)
-                if item.at_tail:
-                    return
-            size = item.size
+            items, size, torn = items_at(buf, pos, cluster_id, source)
+            yield from items
+            if torn:
+                return
         pos += size
     if run_count:
         yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)
+
+
+def items_at(buf: bytes, pos: int, cluster_id: str, source: str
+             ) -> tuple[list[MetadataEvent | Quarantined], int, bool]:
+    """The batch at buf[pos] read the general way, every framing check made and said: its
+    events (or its problem's quarantine row), its size, and whether it is the torn tail
+    (nothing after it can be read). Where the fast readers send what they do not take."""
+    item = _batch_at(buf, pos, len(buf), 0)
+    if isinstance(item, Batch):
+        return batch_events(item, cluster_id, source), item.size, False
+    return [problem_to_quarantined(item, cluster_id, source)], item.size, item.at_tail
 
 
 def _run(cluster_id: str, source: str, buf: bytes, position: int, next_offset: int, count: int,

@@ -33,10 +33,9 @@ from kraft_audit.core.codec.batches import (
     NOOP_VALUE,
     RECORDS_COUNT_AT,
     VALUE_ERRORS,
-    Batch,
     batch_events,
+    items_at,
     iter_batches,
-    problem_to_quarantined,
 )
 from kraft_audit.core.events import MetadataEvent, Quarantined
 
@@ -190,15 +189,11 @@ def iter_dump(buf: bytes, cluster_id: str, source: str
             yield DumpChunk(cluster_id, source, buf, chunk_pos, pos, chunk_first, len(lines),
                             "".join(lines))
             lines = []
-        # As iter_events takes it: the batch at pos, checked by iter_batches's own code
-        item = next(iter_batches(buf, pos))
-        if isinstance(item, Batch):
-            yield from batch_events(item, cluster_id, source)
-        else:
-            yield problem_to_quarantined(item, cluster_id, source)
-            if item.at_tail:
-                return
-        pos += item.size
+        items, size, torn = items_at(buf, pos, cluster_id, source)  # as iter_events takes it
+        yield from items
+        if torn:
+            return
+        pos += size
     if lines:
         yield DumpChunk(cluster_id, source, buf, chunk_pos, pos, chunk_first, len(lines),
                         "".join(lines))

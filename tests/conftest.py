@@ -142,7 +142,7 @@ def spark():
 # --------------------------------------------------------------------------- hand-built logs
 
 from kraft_audit.core.events import (BROKER_LOG_DIRS, BROKER_REGISTRATION_REQUEST,  # noqa: E402
-                                KIND_LOG_DIRS, KIND_RECORD, KIND_REGISTRATION, MetadataEvent)
+                                KIND_CONTROL, KIND_LOG_DIRS, KIND_RECORD, KIND_REGISTRATION, MetadataEvent)
 
 
 class LogBuilder:
@@ -165,6 +165,17 @@ class LogBuilder:
         self.next_offset = last + 1
         self.events.extend(out)
         return out
+
+    def leader_change(self, raft_epoch: int, leader: int = 3000) -> MetadataEvent:
+        """A controller's first batch in a new Raft epoch: its LeaderChange control record."""
+        self.now_ms += 100
+        at = self.next_offset
+        event = MetadataEvent(self.cluster_id, "00000000000000000000.log", at, at, at, at, self.now_ms,
+                              KIND_CONTROL, "LEADER_CHANGE", 0,
+                              {"leaderId": leader, "voters": [{"voterId": leader}]}, leader_epoch=raft_epoch)
+        self.next_offset += 1
+        self.events.append(event)
+        return event
 
     def registration(self, broker_id: int, incarnation: str, previous_epoch: int,
                      version: int = 3, at_ms: int | None = None) -> MetadataEvent:

@@ -13,7 +13,8 @@ import pytest
 from kraft_audit.core.audit import Auditor
 from kraft_audit.core.codec.batches import NoOpRun
 from kraft_audit.core.events import MetadataEvent
-from kraft_audit.core.replay.conditions import TOKEN_SWEEP_GRACE_S, condition_bounds_seconds, past_bound
+from kraft_audit.core.replay.conditions import (CONTROLLER_START_GRACE_S, TOKEN_SWEEP_GRACE_S, condition_bounds_seconds,
+                                               past_bound)
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.rules import load_catalog
 from kraft_audit.sideinputs.server_properties import settings_from_properties
@@ -160,6 +161,22 @@ def test_the_bound_is_the_controllers_check_interval_and_a_grace(tmp_path):
         CoreSettings.of({"delegation_token_expiry_check_interval_ms": 0})
 
 
+def test_a_new_active_controller_before_the_deadline_moves_it():
+    """The sweep's timer starts again when a controller becomes active, which is a little
+    after its LeaderChange record: the deadline moves to one bound (and that margin) after
+    each new controller that came before it; one that came after it does not undo it."""
+    bounds, grace = {NAME: 10}, CONTROLLER_START_GRACE_S * 1000
+    assert past_bound(NAME, 0, 12_000, bounds, ())
+    assert not past_bound(NAME, 0, 12_000, bounds, [5_000])
+    assert not past_bound(NAME, 0, 15_000 + grace, bounds, [5_000])
+    assert past_bound(NAME, 0, 15_000 + grace + 1, bounds, [5_000])
+    # one after another, each before the deadline the one before it set
+    assert not past_bound(NAME, 0, 34_000, bounds, [5_000, 19_000])
+    # the first deadline passed before a controller came: overdue whatever comes next
+    assert past_bound(NAME, 0, 25_000, bounds, [11_000])
+    # a controller that came after the interval's end counts for nothing
+    assert past_bound(NAME, 0, 12_000, bounds, [13_000])
+
 
 LIVENESS = Path(__file__).parent / "fixtures" / "kraft-liveness"
 
@@ -231,5 +248,5 @@ def test_check_names_the_token_open_past_the_controllers_bound(tmp_path, capsys)
     run(target, "--server-properties", target / SETTINGS_FILE)
     text = capsys.readouterr().out
     assert f"{NAME} x1; tokens {token_id} (1);" in text
-    assert "1 open longer than the controller's bound (13 s)" in text
+    assert "1 open longer than the controller's bound (13 s;" in text
     assert f"token {token_id} since offset {opened['start_offset']}" in text

@@ -198,10 +198,32 @@ def test_check_says_how_many_are_open_longer_than_the_controllers_interval(kraft
         report = build_report(auditor, out, None, None)
         assert report["condition_bounds_seconds"]["leader_imbalanced"] == interval
         print_report(report)
-        assert f"{past} open longer than the controller's bound ({interval} s)" in capsys.readouterr().out
+        assert f"{past} open longer than the controller's bound ({interval} s;" in capsys.readouterr().out
     auditor = Auditor(CATALOG, settings={"auto_leader_rebalance_enable": False})
     assert "leader_imbalanced" not in build_report(auditor, auditor.process(kraft_log.events), None,
                                                    None)["condition_bounds_seconds"]
+
+
+def test_a_new_active_controller_starts_the_interval_again(kraft_log, capsys):
+    """A controller that wins an election runs its first leader rebalance one interval after
+    it became active: an imbalance older than the interval is not overdue while the new
+    controller's own interval runs, and is once that has passed too."""
+    from kraft_audit.cli.check import build_report, print_report
+
+    _opened(kraft_log)
+    opened_ms = kraft_log.now_ms
+    kraft_log.now_ms = opened_ms + 200_000
+    started = kraft_log.leader_change(7).timestamp_ms
+    for later_s, past in ((400, 0), (300 + 5 + 1, 1)):  # since the opening; since the new controller
+        kraft_log.now_ms = (opened_ms if past == 0 else started) + later_s * 1000 - 100
+        kraft_log.batch(("NO_OP_RECORD", {}))
+        auditor = Auditor(CATALOG, settings={"leader_imbalance_check_interval_seconds": 300})
+        report = build_report(auditor, auditor.process(kraft_log.events), None, None)
+        assert auditor.controller_starts_ms == [started]
+        (opened,) = [c for c in report["open_conditions"] if c["condition"] == "leader_imbalanced"]
+        assert opened["past_bound"] is bool(past)
+        print_report(report)
+        assert f"{past} open longer than the controller's bound (300 s;" in capsys.readouterr().out
 
 
 LIVENESS = Path(__file__).parent / "fixtures" / "kraft-liveness"

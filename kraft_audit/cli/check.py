@@ -130,6 +130,7 @@ def build_report(auditor: Auditor, out, cluster_id: str | None, first,
     cluster_id = auditor.cluster_id or cluster_id or ""
     gauges = auditor.gauges(cluster_id)
     brokers = sorted(auditor.state.brokers.values(), key=lambda b: b.broker_id)
+    bounds = condition_bounds_seconds(auditor.state.settings)
     return {
         "cluster_id": cluster_id,
         "records": {"applied": auditor.applied, "duplicates": auditor.duplicates,
@@ -145,10 +146,12 @@ def build_report(auditor: Auditor, out, cluster_id: str | None, first,
         "offline_partitions": gauges.leaderless,
         "findings": [asdict(v) for v in out.violations],
         # open until the newest record: the log's time, as `query` measures it
-        "open_conditions": [{**asdict(c), "open_seconds": (gauges.last_timestamp_ms - c.start_ms) / 1000}
+        "open_conditions": [{**asdict(c), "open_seconds": (gauges.last_timestamp_ms - c.start_ms) / 1000,
+                             "past_bound": past_bound(c.condition, c.start_ms, gauges.last_timestamp_ms,
+                                                      bounds, auditor.controller_starts_ms)}
                             for c in auditor.open_conditions()],
         # how long a correct controller may leave a condition open, where its settings say it
-        "condition_bounds_seconds": condition_bounds_seconds(auditor.state.settings),
+        "condition_bounds_seconds": bounds,
         "brokers": [{"broker_id": b.broker_id, "epoch": b.epoch, "registered": b.registered,
                      "fenced": b.fenced, "in_controlled_shutdown": b.in_controlled_shutdown,
                      "last_shutdown": b.last_shutdown, "last_shutdown_source": b.last_shutdown_source,
@@ -251,9 +254,8 @@ def _print_conditions(conditions: list[dict], log_now_ms: int, every: bool,
         oldest = min(rows, key=lambda c: c["start_ms"])
         bound = bounds.get(name)
         past = "" if bound is None else (
-            f"; {sum(past_bound(name, c['start_ms'], log_now_ms, bounds) for c in rows)} open longer "
-            "than the controller's "
-            f"bound ({bound} s)")
+            f"; {sum(c['past_bound'] for c in rows)} open longer than the controller's bound "
+            f"({bound} s; a new active controller starts it again)")
         what = (f"tokens {_counts((c['resource'] for c in rows), every)}" if rows[0].get("resource")
                 else f"topics {_counts((c['topic'] or c['topic_id'] for c in rows), every)}")
         print(f"  {name} x{len(rows)}; {what}; oldest {since(oldest['start_ms'], log_now_ms)}{past}")

@@ -109,6 +109,10 @@ class EventLoop:
         self.raft_epoch = -1
         self.raft_first_epoch = -1
         self.raft_leaders: dict[int, int] = {}
+        # when each Raft epoch's LeaderChange was written, in log order: a new active
+        # controller starts its periodic tasks' timers again (the liveness bounds count from
+        # it). For the single-process audit's bounds only; not part of the stored form.
+        self.controller_starts_ms: list[int] = []
         self.raft_headers_to = -1  # last offset of the newest batch judged from its header alone
         self.log_start_known = False  # where the input starts was judged (partial or whole)
         # end offset of the newest snapshot judged from a shipped comparison (a shipper that
@@ -339,6 +343,8 @@ class EventLoop:
                 self.active_controller = leader = event.data["leaderId"]
                 epoch = event.leader_epoch
                 if epoch >= 0 and not event.source.endswith(".checkpoint"):
+                    if epoch not in self.raft_leaders:
+                        self.controller_starts_ms.append(event.timestamp_ms)
                     known = self.raft_leaders.setdefault(epoch, leader)
                     if known != leader:
                         self._batch.raft_problems.append(

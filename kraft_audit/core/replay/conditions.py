@@ -45,6 +45,8 @@ token_key):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kraft_audit.core.replay.partition import NO_LEADER, RECOVERING, Partition
 from kraft_audit.core.replay.state import ClusterState
 
@@ -80,6 +82,11 @@ TOKEN_KEY_PREFIX = "token/"
 # What the sweep may take past its interval: it is a controller event like any other and waits
 # behind the events queued before it, and its records are appended after it read its clock
 TOKEN_SWEEP_GRACE_S = 5
+# A controller that wins an election starts its periodic tasks (the leader rebalance, the
+# token sweep) one full interval after it becomes active, which is when its LeaderChange
+# record has committed and it has replayed the log before it: after the record's time, by a
+# quorum round trip and its event queue
+CONTROLLER_START_GRACE_S = 5
 
 
 def token_key(token_id: str) -> tuple[str, int]:
@@ -210,8 +217,19 @@ def condition_bounds_seconds(settings) -> dict[str, int]:
     return bounds
 
 
-def past_bound(condition: str, start_ms: int, until_ms: int, bounds: dict[str, int]) -> bool:
+def past_bound(condition: str, start_ms: int, until_ms: int, bounds: dict[str, int],
+               controller_starts_ms: Sequence[int] = ()) -> bool:
     """Whether an interval of `condition` open from start_ms until until_ms (its end, or the
-    log's newest record while it is open) lasted longer than its bound, in the log's time."""
+    log's newest record while it is open) lasted longer than its bound, in the log's time.
+    A new active controller (controller_starts_ms: its LeaderChange records' times, in log
+    order) that comes before the deadline restarts the periodic task's timer: the deadline
+    moves to one bound after it became active."""
     bound = bounds.get(condition)
-    return bound is not None and until_ms - start_ms > bound * 1000
+    if bound is None:
+        return False
+    deadline = start_ms + bound * 1000
+    for started in controller_starts_ms:
+        if started > deadline or started > until_ms:
+            break
+        deadline = max(deadline, started + (CONTROLLER_START_GRACE_S + bound) * 1000)
+    return until_ms > deadline

@@ -161,21 +161,23 @@ def test_the_bound_is_the_controllers_check_interval_and_a_grace(tmp_path):
         CoreSettings.of({"delegation_token_expiry_check_interval_ms": 0})
 
 
-def test_a_new_active_controller_before_the_deadline_moves_it():
+def test_a_new_active_controller_moves_the_deadline():
     """The sweep's timer starts again when a controller becomes active, which is a little
     after its LeaderChange record: the deadline moves to one bound (and that margin) after
-    each new controller that came before it; one that came after it does not undo it."""
+    it, unless the controller before it was seen alive (wrote a record) past the deadline."""
     bounds, grace = {NAME: 10}, CONTROLLER_START_GRACE_S * 1000
     assert past_bound(NAME, 0, 12_000, bounds, ())
-    assert not past_bound(NAME, 0, 12_000, bounds, [5_000])
-    assert not past_bound(NAME, 0, 15_000 + grace, bounds, [5_000])
-    assert past_bound(NAME, 0, 15_000 + grace + 1, bounds, [5_000])
-    # one after another, each before the deadline the one before it set
-    assert not past_bound(NAME, 0, 34_000, bounds, [5_000, 19_000])
-    # the first deadline passed before a controller came: overdue whatever comes next
-    assert past_bound(NAME, 0, 25_000, bounds, [11_000])
+    assert not past_bound(NAME, 0, 12_000, bounds, [(4_000, 5_000)])
+    assert not past_bound(NAME, 0, 15_000 + grace, bounds, [(4_000, 5_000)])
+    assert past_bound(NAME, 0, 15_000 + grace + 1, bounds, [(4_000, 5_000)])
+    # one after another
+    assert not past_bound(NAME, 0, 34_000, bounds, [(4_000, 5_000), (18_000, 19_000)])
+    # the old controller gone before the deadline, the new one elected after it
+    assert not past_bound(NAME, 0, 25_000, bounds, [(9_000, 11_000)])
+    # the old controller seen alive past the deadline: overdue whatever comes next
+    assert past_bound(NAME, 0, 25_000, bounds, [(10_001, 11_000)])
     # a controller that came after the interval's end counts for nothing
-    assert past_bound(NAME, 0, 12_000, bounds, [13_000])
+    assert past_bound(NAME, 0, 12_000, bounds, [(11_000, 13_000)])
 
 
 LIVENESS = Path(__file__).parent / "fixtures" / "kraft-liveness"

@@ -212,14 +212,14 @@ def test_a_new_active_controller_starts_the_interval_again(kraft_log, capsys):
 
     _opened(kraft_log)
     opened_ms = kraft_log.now_ms
-    kraft_log.now_ms = opened_ms + 200_000
+    kraft_log.now_ms = opened_ms + 200_000  # the controller before it last wrote at the opening
     started = kraft_log.leader_change(7).timestamp_ms
     for later_s, past in ((400, 0), (300 + 5 + 1, 1)):  # since the opening; since the new controller
         kraft_log.now_ms = (opened_ms if past == 0 else started) + later_s * 1000 - 100
         kraft_log.batch(("NO_OP_RECORD", {}))
         auditor = Auditor(CATALOG, settings={"leader_imbalance_check_interval_seconds": 300})
         report = build_report(auditor, auditor.process(kraft_log.events), None, None)
-        assert auditor.controller_starts_ms == [started]
+        assert auditor.controller_changes_ms == [(opened_ms, started)]
         (opened,) = [c for c in report["open_conditions"] if c["condition"] == "leader_imbalanced"]
         assert opened["past_bound"] is bool(past)
         print_report(report)

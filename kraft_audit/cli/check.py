@@ -148,7 +148,7 @@ def build_report(auditor: Auditor, out, cluster_id: str | None, first,
         # open until the newest record: the log's time, as `query` measures it
         "open_conditions": [{**asdict(c), "open_seconds": (gauges.last_timestamp_ms - c.start_ms) / 1000,
                              "past_bound": past_bound(c.condition, c.start_ms, gauges.last_timestamp_ms,
-                                                      bounds, auditor.controller_starts_ms)}
+                                                      bounds, auditor.controller_changes_ms)}
                             for c in auditor.open_conditions()],
         # how long a correct controller may leave a condition open, where its settings say it
         "condition_bounds_seconds": bounds,

@@ -119,7 +119,7 @@ class Auditor:
     quarantined = property(lambda self: self._loop.findings.quarantined)
     active_controller = property(lambda self: self._loop.active_controller)
     raft_epoch = property(lambda self: self._loop.raft_epoch)  # the newest Raft epoch judged
-    controller_starts_ms = property(lambda self: self._loop.controller_starts_ms)
+    controller_changes_ms = property(lambda self: self._loop.controller_changes_ms)
     unclean_elections_total = property(lambda self: self._loop.unclean_elections_total)
     elr_elections_total = property(lambda self: self._loop.elr_elections_total)
     unclean_recovery_finished_total = property(lambda self: self._loop.unclean_recovery_finished_total)

@@ -109,10 +109,12 @@ class EventLoop:
         self.raft_epoch = -1
         self.raft_first_epoch = -1
         self.raft_leaders: dict[int, int] = {}
-        # when each Raft epoch's LeaderChange was written, in log order: a new active
-        # controller starts its periodic tasks' timers again (the liveness bounds count from
-        # it). For the single-process audit's bounds only; not part of the stored form.
-        self.controller_starts_ms: list[int] = []
+        # each new Raft epoch's (newest record time before it, its LeaderChange's time), in log
+        # order: a new active controller starts its periodic tasks' timers again, and the one
+        # before it was last seen alive at its newest record (the liveness bounds read both).
+        # For the single-process audit's bounds only; not part of the stored form.
+        self.controller_changes_ms: list[tuple[int, int]] = []
+        self._epoch_opened_after_ms = 0  # the newest record time when the newest epoch's first batch opened
         self.raft_headers_to = -1  # last offset of the newest batch judged from its header alone
         self.log_start_known = False  # where the input starts was judged (partial or whole)
         # end offset of the newest snapshot judged from a shipped comparison (a shipper that
@@ -344,7 +346,7 @@ class EventLoop:
                 epoch = event.leader_epoch
                 if epoch >= 0 and not event.source.endswith(".checkpoint"):
                     if epoch not in self.raft_leaders:
-                        self.controller_starts_ms.append(event.timestamp_ms)
+                        self.controller_changes_ms.append((self._epoch_opened_after_ms, event.timestamp_ms))
                     known = self.raft_leaders.setdefault(epoch, leader)
                     if known != leader:
                         self._batch.raft_problems.append(
@@ -367,6 +369,7 @@ class EventLoop:
                             "announced")
         if epoch > self.raft_epoch:
             self.raft_epoch = epoch
+            self._epoch_opened_after_ms = self.last_timestamp_ms
         if problems:
             self._batch_quiet = False
 

@@ -1118,14 +1118,14 @@ class Audited:
     intervals: list[ConditionChange]
     last_ms: int
     bounds: dict[str, int]
-    controller_starts_ms: list[int]
+    controller_changes_ms: list[tuple[int, int]]
 
     def overdue(self) -> list[ConditionChange]:
         """The intervals open longer than their bound, in the log's time (as `check` counts
         them: past_bound), and every interval of a condition judged where an operation ends."""
         return [c for c in self.intervals if c.condition in AT_OPERATION_END
                 or past_bound(c.condition, c.start_ms, self.last_ms if c.end_ms is None else c.end_ms,
-                              self.bounds, self.controller_starts_ms)]
+                              self.bounds, self.controller_changes_ms)]
 
 
 def audit(log_dir: Path, catalog=None) -> Audited:
@@ -1141,7 +1141,7 @@ def audit(log_dir: Path, catalog=None) -> Audited:
     intervals = {c.interval_id: c for c in out.conditions}  # a closing row replaces its opening
     intervals.update((c.interval_id, c) for c in auditor.open_conditions())
     return Audited(violations, list(intervals.values()), auditor.last_timestamp_ms,
-                   condition_bounds_seconds(auditor.settings), auditor.controller_starts_ms)
+                   condition_bounds_seconds(auditor.settings), auditor.controller_changes_ms)
 
 
 def audit_log(log_dir: Path, catalog=None) -> list:

@@ -218,18 +218,19 @@ def condition_bounds_seconds(settings) -> dict[str, int]:
 
 
 def past_bound(condition: str, start_ms: int, until_ms: int, bounds: dict[str, int],
-               controller_starts_ms: Sequence[int] = ()) -> bool:
+               controller_changes_ms: Sequence[tuple[int, int]] = ()) -> bool:
     """Whether an interval of `condition` open from start_ms until until_ms (its end, or the
     log's newest record while it is open) lasted longer than its bound, in the log's time.
-    A new active controller (controller_starts_ms: its LeaderChange records' times, in log
-    order) that comes before the deadline restarts the periodic task's timer: the deadline
-    moves to one bound after it became active."""
+    A new active controller restarts the periodic task's timer: controller_changes_ms holds,
+    for each, the newest record time before its epoch (when the controller before it was last
+    seen alive) and its LeaderChange's time, in log order. Unless the controller before it was
+    seen alive past the deadline, the deadline moves to one bound after the new one started."""
     bound = bounds.get(condition)
     if bound is None:
         return False
     deadline = start_ms + bound * 1000
-    for started in controller_starts_ms:
-        if started > deadline or started > until_ms:
+    for last_seen, started in controller_changes_ms:
+        if started > until_ms or last_seen > deadline:
             break
         deadline = max(deadline, started + (CONTROLLER_START_GRACE_S + bound) * 1000)
     return until_ms > deadline

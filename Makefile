@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs test-mutations fixtures-story fixtures-liveness delta-spark demo demo-kafka test test-fast bench bench-scale clean
+.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs test-mutations fixtures-story fixtures-liveness delta-spark demo demo-kafka test test-fast compiled compiled-clean test-compiled bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -146,9 +146,26 @@ test-variants: install
 
 # The contributors' loop: the tests that need no Spark, Kafka, Prometheus or Maven (pip and the
 # Spark operator's CRD), about 30 s.
-FAST := not spark and not kafka and not cluster and not prometheus and not image and not mutations
+FAST := not spark and not kafka and not cluster and not prometheus and not image and not mutations and not compiled
 test-fast: install k8s-schemas
 	$(BIN)/python -m pytest -q -m "$(FAST)"
+
+# The optional compiled fast path: the core's hot modules built by mypyc (mypy, the `compiled`
+# extra) into extension modules beside their sources (deploy/compiled/build.py; 30-55 s on
+# 2 cores). Nothing needs them: `make compiled-clean` goes back to pure Python.
+# test-compiled holds the two to the same bytes (tests/test_compiled.py).
+compiled: install $(VENV)/.compiled-deps
+	$(BIN)/python deploy/compiled/build.py
+
+$(VENV)/.compiled-deps: pyproject.toml
+	$(BIN)/pip install --quiet -e '.[compiled]'
+	touch $@
+
+compiled-clean:
+	$(BIN)/python deploy/compiled/build.py --clean
+
+test-compiled: compiled
+	$(BIN)/python -m pytest -q -m compiled tests/test_compiled.py
 
 # Mutation testing over the real logs in tests/fixtures: the score per class of controller
 # mistake, before and with the rules that raised it (docs/rules.md keeps the table; about 5 minutes).
@@ -202,3 +219,4 @@ bench-scale: install
 
 clean:
 	rm -rf $(VENV) $(WORKDIR) demo-kafka-out .pytest_cache
+	$(PYTHON) deploy/compiled/build.py --clean

@@ -11,7 +11,7 @@ registration requests through the `RegistrationMatcher`.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable
+from typing import Any, Iterable
 
 from kraft_audit.core.codec.batches import NoOpRun
 from kraft_audit.core.codec.logdir import SNAPSHOT_RE
@@ -26,6 +26,7 @@ from kraft_audit.core.events import (
 )
 from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, bound_rules
 from kraft_audit.core.image import SnapshotComparison, comparison_from_plain
+from kraft_audit.core.native import mypyc_attr
 from kraft_audit.core.registrations import RegistrationMatcher
 from kraft_audit.core.replay.conditions import (DELEGATION_TOKEN_EXPIRED, ELECTION_OVERDUE, LEADERLESS,
                                                TOKEN_KEY_PREFIX, UNCLEAN_ELECTION_OVERDUE,
@@ -77,6 +78,8 @@ _NEVER = 2**63  # a time no record reaches: no token to expire
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
+# subclassed in Python by the reference loop of tests/test_core_fast_paths.py
+@mypyc_attr(allow_interpreted_subclasses=True)
 class EventLoop:
     # a batch of one NoOpRecord skips the batch bookkeeping (process); the reference loop of
     # tests/test_core_fast_paths.py turns it off and must give the same outputs
@@ -171,7 +174,7 @@ class EventLoop:
             if isinstance(event, Quarantined):
                 findings.quarantine_row(event, count=True)
                 continue
-            if type(event) is NoOpRun:
+            if isinstance(event, NoOpRun):
                 last = self._quiet_run(event, out)
                 if last is not None:
                     progressed, last_applied = True, last
@@ -309,9 +312,9 @@ class EventLoop:
         key = (record_type, shape)
         rules = self._rules_by_shape.get(key)
         if rules is None:
-            rules = self._rules_by_shape[key] = tuple(
-                _can_fire(table[record_type], shape)
-                for table in (self._rules_partition, self._rules_partition_batch_end))
+            rules = self._rules_by_shape[key] = (
+                _can_fire(self._rules_partition[record_type], shape),
+                _can_fire(self._rules_partition_batch_end[record_type], shape))
         return rules
 
     def _batch_end_rules(self, shape: int) -> list:
@@ -349,6 +352,7 @@ class EventLoop:
                         self.controller_changes_ms.append((self._epoch_opened_after_ms, event.timestamp_ms))
                     known = self.raft_leaders.setdefault(epoch, leader)
                     if known != leader:
+                        assert self._batch is not None  # a control record opened its batch
                         self._batch.raft_problems.append(
                             f"LeaderChange names {leader} leader of Raft epoch {epoch}, which "
                             f"already had leader {known}")
@@ -357,6 +361,7 @@ class EventLoop:
     def _raft_batch(self, event: MetadataEvent) -> None:
         """Judge the Raft epoch of a batch that opens in another epoch than the one before
         (NoOp batches included)."""
+        assert self._batch is not None  # called where a batch opens
         epoch, problems = event.leader_epoch, self._batch.raft_problems
         if self.raft_first_epoch < 0:
             self.raft_first_epoch = epoch
@@ -460,9 +465,11 @@ class EventLoop:
     def _partition_changed(self, event: MetadataEvent, before: Partition | None,
                            after: Partition | None, elr_enabled: bool) -> None:
         current = after if after is not None else before
+        assert current is not None  # a change has a partition before or after it
         key = (current.topic_id, current.partition)
         self.watch.partition_moved(before, after)
         if after is None:  # topic deleted
+            assert before is not None
             self._conditions(event, key, 0)
             if self.partition_rows:
                 self._out.partitions.append(self._partition_row(after=before, event=event, deleted=True))
@@ -530,10 +537,13 @@ class EventLoop:
             self._conditions_at(key, mask, event.offset, event.timestamp_ms)
 
     def _conditions_at(self, key: tuple[str, int], mask: int, offset: int, ms: int) -> None:
+        opened: tuple
         for name, start, end in self.watch.update(key, mask, offset, ms):
             if end is None and name == UNDER_MIN_ISR_NAME:  # the min ISR's source, kept while open
-                start = self.watch.open[(key, name)] = (*start, self.state.min_isr_source(key[0]))
-            row = self.condition_row(key, name, start)
+                opened = self.watch.open[(key, name)] = (*start, self.state.min_isr_source(key[0]))
+            else:
+                opened = start
+            row = self.condition_row(key, name, opened)
             if end is not None:
                 row.end_offset, row.end_ms = end
             self._out.conditions.append(row)
@@ -558,7 +568,8 @@ class EventLoop:
         after = state.brokers.get(broker_id)
         could = after is not None and after.acceptable_leader
         if could == (before is not None and before.acceptable_leader) and (
-                not could or before.log_dirs == after.log_dirs):
+                not could or (before is not None and after is not None
+                              and before.log_dirs == after.log_dirs)):
             return  # it can lead, or not, from the same directories as before: nothing moved
         for key in list(state.partitions_of(broker_id)):
             part = state.partitions.get(key)
@@ -606,14 +617,17 @@ class EventLoop:
         state = self.state
         broker_id = _broker_of(event)
         self._judge_record(event, broker_id)
-        if event.type == "FEATURE_LEVEL_RECORD" and self._batch.features_before is None:
-            self._batch.features_before = dict(state.features)  # the batch end judges what it finalized
+        batch = self._batch
+        if event.type == "FEATURE_LEVEL_RECORD":
+            assert batch is not None  # a record is applied inside its batch
+            if batch.features_before is None:  # the batch end judges what it finalized
+                batch.features_before = dict(state.features)
         change = self._replay(event, state.apply, event)
         if change is None:
             return
-        batch = self._batch
         etype = event.type
         if etype in _BROKER_TYPES:
+            assert batch is not None and broker_id is not None  # the replay checked the id
             self.overdue_all = True  # a broker's liveness moved: every leaderless partition
             data = event.data
             fences = etype in _FENCING_TYPES or data.get("fenced", 0) == 1
@@ -638,6 +652,7 @@ class EventLoop:
             else:  # cluster default or a broker's value: every topic may resolve to it
                 topics = list(state.topic_partitions)
             if data["name"] == MIN_ISR and state.elr_enabled:
+                assert batch is not None
                 batch.elr_before_min_isr_change.update(
                     (t, p) for t in topics for p in state.topic_partitions.get(t, ())
                     if state.partitions[(t, p)].elr or state.partitions[(t, p)].last_known_elr)
@@ -699,6 +714,7 @@ class EventLoop:
             broker.last_shutdown = ("clean" if before.in_controlled_shutdown
                                     else "unclean" if before.led_when_fenced else "unknown")
             broker.last_shutdown_source = SOURCE_INFERRED
+        assert self._batch is not None
         self._batch.registered[broker_id] = Registered(
             broker_id, incarnation, event.offset, event.timestamp_ms, stored_epoch, new_incarnation,
             self.state.elr_enabled, self.state.metadata_version)
@@ -709,6 +725,7 @@ class EventLoop:
         batch, event = self._batch, self._batch_event
         if batch is None:
             return
+        assert event is not None  # set with the batch
         self._batch = self._batch_event = None
         self._leaders_moved.clear()
         judges, self._batch_end_judges = self._batch_end_judges, False
@@ -721,7 +738,7 @@ class EventLoop:
         c.batch = batch
         # a batch of changes no batch-end rule can judge (most of a busy log) skips the walk
         for site, elr_enabled, min_isr, shape in batch.changes if judges else ():
-            rules = self._shaped(site.event.type, shape)[1]
+            rules = self._shaped(site.event.type, shape)[1]  # type: ignore[union-attr]  # a change's Site has its event
             if rules:
                 c.event, c.before, c.after = site.event, site.before, site.after
                 c.elr_enabled, c.min_isr = elr_enabled, min_isr
@@ -823,7 +840,8 @@ class EventLoop:
         self.snapshots_compared_to = stored.get("snapshots_compared_to", -1)  # absent before it was kept
 
 
-def _broker_of(event: MetadataEvent) -> int | None:
+def _broker_of(event: MetadataEvent) -> Any:
+    """brokerId, else id, as the record holds it (not every record's id is a broker's)."""
     data = event.data
     broker_id = data.get("brokerId")
     return data.get("id") if broker_id is None else broker_id

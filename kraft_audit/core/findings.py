@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from kraft_audit.core.events import (
     KIND_RECORD,
@@ -20,6 +20,7 @@ from kraft_audit.core.events import (
     event_from_plain,
     event_to_plain,
 )
+from kraft_audit.core.replay.partition import FIELDS as PARTITION_FIELDS
 from kraft_audit.core.replay.partition import Partition
 from kraft_audit.core.replay.state import UNKNOWN_BEFORE_HISTORY, ClusterState, ReplayError
 from kraft_audit.core.rows import BrokerRow, ConditionChange, PartitionRow, Violation
@@ -85,6 +86,7 @@ class FindingSink:
                 self.emit(spec, result, site)
 
     def emit(self, spec: RuleSpec, result, site: Site) -> None:
+        findings: Iterable[Finding]
         if isinstance(result, str):
             findings = (Finding(result),)
         elif isinstance(result, Finding):
@@ -123,6 +125,7 @@ class FindingSink:
     def _hold(self, spec: RuleSpec, finding: Finding, site: Site) -> bool:
         """Keep a finding until the registration verdict of a broker that would explain it."""
         batch = self.closing
+        assert batch is not None  # findings are held only while a batch closes
         registered = [batch.registered[b] for b in finding.unless_unclean if b in batch.registered]
         if not registered:
             return False
@@ -194,13 +197,13 @@ class FindingSink:
 # Plain tuples, so that a stored state does not name classes.
 
 def _partition_fields(p: Partition | None) -> tuple | None:
-    return None if p is None else tuple([getattr(p, n) for n in Partition.__slots__])
+    return None if p is None else tuple([getattr(p, n) for n in PARTITION_FIELDS])
 
 
 def held_to_plain(held: HeldFinding) -> tuple:
     rule_id, finding, (offset, timestamp_ms, key, event, before, after, broker_id) = held
-    event = None if event is None else event_to_plain(event)
-    return (rule_id, tuple(finding), (offset, timestamp_ms, key, event, _partition_fields(before),
+    plain = None if event is None else event_to_plain(event)
+    return (rule_id, tuple(finding), (offset, timestamp_ms, key, plain, _partition_fields(before),
                                       _partition_fields(after), broker_id))
 
 

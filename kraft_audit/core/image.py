@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from kraft_audit.core.codec.logdir import (list_segments, list_snapshots, metadata_dir,
                                            read_file_events, read_meta_properties)
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
+from kraft_audit.core.replay.partition import FIELDS as PARTITION_FIELDS
 from kraft_audit.core.replay.partition import Partition
 from kraft_audit.errors import RecordDecodeError
 
@@ -211,7 +212,7 @@ class Image:
                 out.append(Difference(("partition", *key), mine and mine.as_dict(),
                                       theirs and theirs.as_dict()))
                 continue
-            fields = [n for n in Partition.__slots__ if getattr(mine, n) != getattr(theirs, n)
+            fields = [n for n in PARTITION_FIELDS if getattr(mine, n) != getattr(theirs, n)
                       and (elr or n not in ("elr", "last_known_elr"))]
             if fields == ["directories"] and not (mine.directories and theirs.directories):
                 continue  # one side written before directories were assigned

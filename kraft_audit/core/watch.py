@@ -68,9 +68,10 @@ class Watch:
                 self.under_replicated += 1
 
     def update(self, key: tuple[str, int], mask: int, offset: int, ms: int
-               ) -> list[tuple[str, tuple[int, int], tuple[int, int] | None]]:
+               ) -> list[tuple[str, tuple, tuple[int, int] | None]]:
         """Set a partition's condition bits; the intervals that opened or closed as
-        (condition, start, end), end None for an interval that opened."""
+        (condition, start, end), end None for an interval that opened (a start stored
+        may hold more than (offset, ms): see EventLoop._conditions_at)."""
         masks = self.masks
         old = masks.get(key, 0)
         if mask == old:
@@ -79,7 +80,8 @@ class Watch:
             masks[key] = mask
         else:
             masks.pop(key, None)
-        moved = []
+        moved: list[tuple[str, tuple, tuple[int, int] | None]] = []
+        start: tuple
         for name, bit in CONDITIONS:
             if not (old ^ mask) & bit:
                 continue

@@ -151,7 +151,7 @@ def unclean_candidate(p: Partition, state: ClusterState) -> int | None:
     return _first_that_can_lead(p, state, p.replicas)
 
 
-def _first_that_can_lead(p: Partition, state: ClusterState, candidates: list[int]) -> int | None:
+def _first_that_can_lead(p: Partition, state: ClusterState, candidates: tuple[int, ...]) -> int | None:
     directory_of = dict(zip(p.replicas, p.directories)) if p.directories else {}
     for r in candidates:
         if r in p.replicas and _can_lead(state, r, directory_of.get(r, "")):

@@ -55,12 +55,17 @@ def _key(data: dict) -> tuple[str, int]:
     return topic_id, partition
 
 
+# a Partition's fields in order; read from here, not from __slots__, which a compiled
+# (mypyc) class does not have
+FIELDS = (
+    "topic_id", "partition", "replicas", "isr", "removing_replicas", "adding_replicas",
+    "leader", "leader_recovery_state", "leader_epoch", "partition_epoch", "elr",
+    "last_known_elr", "directories", "unknown",
+)
+
+
 class Partition:
-    __slots__ = (
-        "topic_id", "partition", "replicas", "isr", "removing_replicas", "adding_replicas",
-        "leader", "leader_recovery_state", "leader_epoch", "partition_epoch", "elr",
-        "last_known_elr", "directories", "unknown",
-    )
+    __slots__ = FIELDS
 
     def __init__(self, topic_id: str, partition: int, replicas: tuple[int, ...],
                  isr: tuple[int, ...], removing_replicas: tuple[int, ...],
@@ -189,16 +194,16 @@ class Partition:
                                                  if n not in ("elr", "last_known_elr")))
 
     def as_dict(self) -> dict:
-        return {name: getattr(self, name) for name in self.__slots__}
+        return {name: getattr(self, name) for name in FIELDS}
 
     def __reduce__(self):
-        return (Partition, tuple(getattr(self, name) for name in self.__slots__))
+        return (Partition, tuple(getattr(self, name) for name in FIELDS))
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Partition) and all(
-            getattr(self, n) == getattr(other, n) for n in self.__slots__)
+            getattr(self, n) == getattr(other, n) for n in FIELDS)
 
-    __hash__ = None  # mutable-looking value object: compared, never hashed
+    __hash__ = None  # type: ignore[assignment]  # a value compared, never hashed
 
     def __repr__(self) -> str:
         return (f"Partition({self.topic_id}-{self.partition} replicas={list(self.replicas)} "

@@ -17,6 +17,8 @@ import pickle
 import zlib
 from typing import Any, Callable, Iterator
 
+from kraft_audit.core.replay.partition import FIELDS, Partition
+
 SHARDS = 2048  # per auditor: ~64 partitions a shard for a 1M-partition cluster in 8 buckets
 _MISSING = object()
 _TOPIC_HASH: dict[str, int] = {}
@@ -169,19 +171,18 @@ class ShardedDict:
             other = dict(other.items())
         return dict(self.items()) == other
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
 
 def partition_table(blobs: dict[int, bytes] | None = None) -> ShardedDict:
     """(topic_id, partition) -> Partition, each stored as the tuple of its fields."""
-    from kraft_audit.core.replay.partition import Partition
+    return ShardedDict(blobs, pack=_pack_partition, unpack=_unpack_partition)
 
-    slots = Partition.__slots__
 
-    def pack(_key, p):
-        return tuple([getattr(p, n) for n in slots])
+# at module level, not closures: a compiled closure keeps a reference cycle
+def _pack_partition(_key, p) -> tuple:
+    return tuple([getattr(p, n) for n in FIELDS])
 
-    def unpack(fields):
-        return (fields[0], fields[1]), Partition(*fields)
 
-    return ShardedDict(blobs, pack=pack, unpack=unpack)
+def _unpack_partition(fields) -> tuple:
+    return (fields[0], fields[1]), Partition(*fields)

@@ -13,10 +13,11 @@ bucket can pickle it cheaply; the partition table is sharded (sharded.py).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kraft_audit.errors import ReplayError  # noqa: F401 (exported here too)
 from kraft_audit.core.events import MetadataEvent
+from kraft_audit.core.native import mypyc_attr
 from kraft_audit.core.replay.partition import Partition
 from kraft_audit.core.replay.sharded import partition_table
 from kraft_audit.core.replay.settings import (ELR_FEATURE, METADATA_VERSION, MV_4_0_IV1,
@@ -46,10 +47,14 @@ ONLINE_DIRECTORY_IDS = frozenset({"AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAA
 LOST_DIRECTORY_ID = "AAAAAAAAAAAAAAAAAAAAAg"
 
 
-class Broker:
-    __slots__ = ("broker_id", "epoch", "incarnation_id", "fenced", "in_controlled_shutdown",
+# a Broker's fields in order (a compiled class has no __slots__ to read them from)
+BROKER_FIELDS = ("broker_id", "epoch", "incarnation_id", "fenced", "in_controlled_shutdown",
                  "registered", "last_shutdown", "offset", "timestamp_ms", "last_shutdown_source",
                  "led_when_fenced", "log_dirs")
+
+
+class Broker:
+    __slots__ = BROKER_FIELDS
 
     def __init__(self, broker_id: int, epoch: int, incarnation_id: str | None, fenced: bool,
                  in_controlled_shutdown: bool, registered: bool, last_shutdown: str | None,
@@ -87,7 +92,7 @@ class Broker:
         return not self.log_dirs or directory in self.log_dirs
 
     def __reduce__(self):
-        return (Broker, tuple(getattr(self, n) for n in self.__slots__))
+        return (Broker, tuple(getattr(self, n) for n in BROKER_FIELDS))
 
 
 class Change(NamedTuple):
@@ -102,6 +107,8 @@ class Change(NamedTuple):
 NO_CHANGE = Change()
 
 
+# subclassed in Python by tests/test_core_fast_paths.py (a state without its caches)
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ClusterState:
     def __init__(self, settings: CoreSettings):
         self.settings = settings
@@ -139,7 +146,8 @@ class ClusterState:
         # a metadata transaction is open (the event loop keeps it; the rules read it)
         self.transaction_open = False
         # ("broker" | "controller", id) -> feature -> (min, max) its registration declares
-        self.supported: dict[tuple[str, int], dict[str, tuple[int, int]]] = {}
+        # (kind, id) -> features; an unregistration pops its id unchecked, whatever its type
+        self.supported: dict[tuple[str, Any], dict[str, tuple[int, int]]] = {}
         # log directory id -> the broker that registered it last, kept after the broker drops
         # it: a replica may still be placed in a directory its broker reported offline
         self.dir_owner: dict[str, int] = {}
@@ -153,7 +161,7 @@ class ClusterState:
         stored form's topology part. elr_enabled and the min ISR cache are recomputed."""
         return {"topics": self.topics, "topic_ids": self.topic_ids, "deleted_topics": self.deleted_topics,
                 "topic_partitions": self.topic_partitions,
-                "brokers": [tuple([getattr(b, n) for n in Broker.__slots__]) for b in self.brokers.values()],
+                "brokers": [tuple([getattr(b, n) for n in BROKER_FIELDS]) for b in self.brokers.values()],
                 "configs": self.configs, "features": self.features, "history_from": self.history_from,
                 "next_producer_id": self.next_producer_id, "acls": self.acls, "scram": sorted(self.scram),
                 "tokens": self.tokens, "token_deadlines": self.token_deadlines,
@@ -293,6 +301,8 @@ class ClusterState:
 
     def _reindex(self, key: PartitionKey, before: Partition | None, after: Partition | None) -> None:
         index = self._by_broker
+        if index is None:  # not built yet: built whole when first read
+            return
         if before is None and after is not None:  # created (most calls): its brokers only gain it
             for b in _named(after):
                 keys = index.get(b)
@@ -537,7 +547,7 @@ class ClusterState:
 
     def _broker_update(self, broker_id: int, event: MetadataEvent, **changes) -> Change:
         broker = self._known_broker(broker_id, event)
-        before = Broker(*(getattr(broker, n) for n in Broker.__slots__))
+        before = Broker(*(getattr(broker, n) for n in BROKER_FIELDS))
         for name, value in changes.items():
             setattr(broker, name, value)
         broker.offset, broker.timestamp_ms = event.offset, event.timestamp_ms
@@ -555,7 +565,7 @@ class ClusterState:
 
     def _broker_registration_change(self, event: MetadataEvent) -> Change:
         data = event.data
-        changes = {}
+        changes: dict[str, Any] = {}
         fenced = data.get("fenced", 0)  # BrokerRegistrationFencingChange: 1 fence, -1 unfence
         if fenced == 1:
             changes["fenced"] = True

@@ -17,10 +17,10 @@ import ast
 import operator
 from typing import Any, Callable
 
-from kraft_audit.core.replay.partition import Partition
+from kraft_audit.core.replay.partition import FIELDS
 from kraft_audit.errors import ExpressionError  # noqa: F401 (exported here too)
 
-PARTITION_FIELDS = frozenset(Partition.__slots__)
+PARTITION_FIELDS = frozenset(FIELDS)
 EVENT_FIELDS = frozenset({"offset", "type", "version", "timestamp_ms", "batch_base_offset",
                           "batch_last_offset", "kind", "source"})
 ATTRIBUTES = {"before": PARTITION_FIELDS, "after": PARTITION_FIELDS, "event": EVENT_FIELDS}

@@ -213,27 +213,19 @@ def election_order(c):
         return None
     if any(c.state.unknown_before_history(b) for b in c.after.replicas):
         return None  # a partial log: who could lead is not known
-    offset, batch, at_end = c.event.offset, c.batch, c.state.acceptable_leader
-
-    def alive(broker: int) -> bool:
-        return batch.acceptable_leader_at(offset, broker, at_end(broker))
     replicas = after.replicas
-
-    def live(brokers):
-        return [b for b in replicas if b in brokers and alive(b)]
-
     if leader == NO_LEADER:
-        candidates = live(after.isr) or (live(after.elr) if c.elr_enabled and not after.isr else [])
+        candidates = _live(c, after.isr) or (_live(c, after.elr) if c.elr_enabled and not after.isr else [])
         if candidates:
             return f"leader set to none although {candidates[0]} was electable"
         return None
     if not cleanly_electable(before, after, leader):  # unclean or last known leader
         lke = before.last_known_elr
         if c.elr_enabled and not before.isr and not before.elr and len(lke) == 1:
-            if leader != lke[0] and alive(lke[0]):
+            if leader != lke[0] and _alive(c, lke[0]):
                 return f"broker {leader} elected although the last known leader {lke[0]} was electable"
             return None
-        clean = live(before.isr) or (live(before.elr) if c.elr_enabled else [])
+        clean = _live(c, before.isr) or (_live(c, before.elr) if c.elr_enabled else [])
         if clean:
             return (f"{leader} elected from outside the ISR and ELR although {clean[0]} could be "
                     "elected cleanly")
@@ -241,21 +233,33 @@ def election_order(c):
     if has_unclean_signature(before, after, data):
         return None
     if is_elr_election(before, after, data):
-        in_isr = live(before.isr)
+        in_isr = _live(c, before.isr)
         if in_isr:
             return f"ELR member {leader} elected although ISR member {in_isr[0]} was electable"
-        first = live(set(before.elr) | set(before.isr))
+        first = _live(c, set(before.elr) | set(before.isr))
         if first and first[0] != leader:
             return f"ELR member {leader} elected before {first[0]}, earlier in replica order"
         return None
     if replicas and leader == replicas[0]:
         return None  # the preferred replica
-    if before.leader >= 0 and before.leader in after.isr and alive(before.leader):
+    if before.leader >= 0 and before.leader in after.isr and _alive(c, before.leader):
         return f"leader moved from {before.leader}, still a valid leader, to {leader}"
-    first = live(after.isr)
+    first = _live(c, after.isr)
     if first and first[0] != leader:
         return f"broker {leader} elected before {first[0]}, earlier in replica order"
     return None
+
+
+# election_order's helpers, at module level: no closure (a compiled closure keeps a reference
+# cycle per call)
+def _alive(c, broker: int) -> bool:
+    """Whether the broker could lead as of the record being judged."""
+    return c.batch.acceptable_leader_at(c.event.offset, broker, c.state.acceptable_leader(broker))
+
+
+def _live(c, brokers) -> list:
+    """The replicas among `brokers` that could lead, in replica order."""
+    return [b for b in c.after.replicas if b in brokers and _alive(c, b)]
 
 
 @rule("kip966.leader-registered-unfenced", on="partition", records=CHANGE, when=SETS_LEADER)

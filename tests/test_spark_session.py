@@ -30,3 +30,21 @@ def test_a_session_starts_quietly_and_its_errors_still_show():
     assert not [line for line in done.stderr.splitlines() if any(n in line for n in NOISE)], done.stderr
     assert "ERROR test: an error of the JVM" in done.stderr
     assert "a warning of the JVM" not in done.stderr  # ERROR, as the session always ran once up
+
+
+def test_the_tasks_workers_import_the_installed_pyspark(spark):
+    """The session's tasks run in workers forked by kraft_audit.spark.worker_daemon: pyspark
+    comes from the installed package, not from pyspark.zip."""
+    def probe(batches):
+        import sys
+
+        import pandas as pd
+        import pyspark
+
+        for _ in batches:
+            yield pd.DataFrame({"pyspark": [pyspark.__file__], "daemon": [sys.argv[0]]})
+
+    for _ in range(2):  # the second on reused workers
+        rows = spark.range(4).repartition(2).mapInPandas(probe, "pyspark string, daemon string").collect()
+        assert rows and all(".zip" not in r.pyspark for r in rows), rows
+        assert all(r.daemon.endswith("worker_daemon.py") for r in rows), rows

@@ -34,6 +34,9 @@ DELTA_SESSION_CONF = {
 }
 
 
+# Spark's Python daemon for local runs (kraft_audit/spark/worker_daemon.py)
+WORKER_DAEMON = "kraft_audit.spark.worker_daemon"
+
 # The driver JVM's log4j2 configuration when the JVM is started here (data/log4j2.properties).
 LOG4J2_PROPERTIES = Path(__file__).resolve().parents[1] / "data" / "log4j2.properties"
 # What a JVM started here prints before any logging is set up: its module system's
@@ -102,6 +105,11 @@ def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit"
         # Keep fewer old batch files in the checkpoint (default 100).
         "spark.sql.streaming.minBatchesToRetain": "20",
     }
+    if master and master.startswith("local") and os.environ.get("PYSPARK_PYTHON") == sys.executable:
+        # The tasks' Python workers cheaper to start and to reuse (worker_daemon.py): only
+        # where they run this interpreter, which imports this package (under spark-submit
+        # the executors may get it only with their first task, by --py-files).
+        conf["spark.python.daemon.module"] = WORKER_DAEMON
     jars: list[str] = []
     if delta_spark:
         try:

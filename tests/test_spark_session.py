@@ -32,19 +32,24 @@ def test_a_session_starts_quietly_and_its_errors_still_show():
     assert "a warning of the JVM" not in done.stderr  # ERROR, as the session always ran once up
 
 
-def test_the_tasks_workers_import_the_installed_pyspark(spark):
+def test_the_tasks_workers_import_the_installed_pyspark_and_collect_young_between_tasks(spark):
     """The session's tasks run in workers forked by kraft_audit.spark.worker_daemon: pyspark
-    comes from the installed package, not from pyspark.zip."""
+    comes from the installed package, not from pyspark.zip, and the daemon's collection
+    between two tasks of a worker is a young one."""
     def probe(batches):
         import sys
 
         import pandas as pd
         import pyspark
 
+        daemon = sys.modules.get("pyspark.daemon")
         for _ in batches:
-            yield pd.DataFrame({"pyspark": [pyspark.__file__], "daemon": [sys.argv[0]]})
+            yield pd.DataFrame({"pyspark": [pyspark.__file__], "daemon": [sys.argv[0]],
+                                "collector": [type(getattr(daemon, "gc", None)).__name__]})
 
     for _ in range(2):  # the second on reused workers
-        rows = spark.range(4).repartition(2).mapInPandas(probe, "pyspark string, daemon string").collect()
+        rows = spark.range(4).repartition(2).mapInPandas(
+            probe, "pyspark string, daemon string, collector string").collect()
         assert rows and all(".zip" not in r.pyspark for r in rows), rows
         assert all(r.daemon.endswith("worker_daemon.py") for r in rows), rows
+        assert {r.collector for r in rows} == {"YoungCollections"}

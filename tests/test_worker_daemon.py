@@ -1,15 +1,18 @@
-"""kraft_audit.spark.worker_daemon without Spark: which archives leave the workers' path
-(tests/test_spark_session.py runs it under a real session)."""
+"""kraft_audit.spark.worker_daemon without Spark: which archives leave the workers' path,
+and what the daemon's collection between tasks collects (tests/test_spark_session.py runs
+it under a real session)."""
 
 from __future__ import annotations
 
+import gc
 import os
+import types
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from kraft_audit.spark.worker_daemon import without_own_zip
+from kraft_audit.spark.worker_daemon import YoungCollections, prepare, without_own_zip
 
 
 def _package(root: Path, name: str) -> None:
@@ -66,3 +69,32 @@ def test_this_venvs_pyspark_zip_is_its_own():
         pytest.skip("this pyspark has no python/lib/pyspark.zip")
     site = os.path.dirname(os.path.dirname(pyspark.__file__))
     assert without_own_zip([zip_path, site]) == [site]
+
+
+def test_the_daemons_collection_between_tasks_is_young():
+    generations: list[int] = []
+
+    def seen(phase, info):
+        if phase == "start":
+            generations.append(info["generation"])
+
+    daemon = types.SimpleNamespace(gc=gc)
+    prepare(daemon)
+    assert isinstance(daemon.gc, YoungCollections)
+    gc.callbacks.append(seen)
+    try:
+        daemon.gc.collect()
+        daemon.gc.collect(2)
+    finally:
+        gc.callbacks.remove(seen)
+    assert generations == [1, 1]
+    assert daemon.gc.isenabled() == gc.isenabled()  # the rest is gc's
+
+
+def test_pysparks_daemon_collects_through_its_gc_name():
+    """What prepare() relies on: pyspark's daemon calls `gc.collect` through its module's
+    `gc` name (if it stops, the workers go back to full passes between tasks)."""
+    import pyspark.daemon
+
+    assert "gc" in pyspark.daemon.manager.__code__.co_names
+    assert "collect" in pyspark.daemon.manager.__code__.co_names

@@ -14,7 +14,7 @@ part. Runs are interleaved across --trees (checkouts of the project to compare:
 each run imports kraft_audit from its tree, on PYTHONPATH, in the driver and the
 workers), --runs rounds; medians per tree and log.
 
-    python bench/bench_run_once.py [--trees A,B] [--runs 3] [--small] [--logs worst,noop]
+    python bench/bench_run_once.py [--trees A,B] [--env NAME=VALUE] [--runs 3] [--small] [--logs worst,noop]
 """
 
 from __future__ import annotations
@@ -103,11 +103,12 @@ class Sampler(threading.Thread):
         return out
 
 
-def run_once(tree: Path, log: Path, work: Path, processes: bool = False) -> dict[str, float]:
+def run_once(tree: Path, log: Path, work: Path, processes: bool = False,
+             extra_env: dict[str, str] | None = None) -> dict[str, float]:
     from bench_side_by_side import batch_span, spark_once
 
     shutil.rmtree(work, ignore_errors=True)
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": str(tree), **(extra_env or {})}
     start = time.perf_counter()
     proc = subprocess.Popen(spark_once(log, work), cwd=tree, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -138,6 +139,9 @@ def run_once(tree: Path, log: Path, work: Path, processes: bool = False) -> dict
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trees", default=str(REPO), help="comma-separated checkouts to compare")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="also run the first tree with this environment variable set (a variant "
+                             "of its own; e.g. JDK_JAVA_OPTIONS=... for the JVM's options)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--changes", type=int, default=300_000)
@@ -149,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         args.partitions, args.changes = 1000, 3000
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    trees = [Path(t).resolve() for t in args.trees.split(",")]
+    trees = [(Path(t).resolve(), {}) for t in args.trees.split(",")]
+    trees += [(trees[0][0], dict([e.split("=", 1)])) for e in args.env]
     from bench_side_by_side import build_logs
 
     results: dict[tuple[str, str], list[dict[str, float]]] = {}
@@ -159,17 +164,18 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.runs):
             for name, (log, records) in logs.items():
                 # interleaved: a round's order alternates, so no tree always runs first
-                for tree in (trees if r % 2 == 0 else trees[::-1]):
+                for tree, env in (trees if r % 2 == 0 else trees[::-1]):
                     load = os.getloadavg()[0]
-                    res = run_once(tree, log, Path(tmp) / "work", args.processes)
+                    res = run_once(tree, log, Path(tmp) / "work", args.processes, env)
                     res["load"] = load
-                    results.setdefault((name, str(tree)), []).append(res)
-                    print(f"{datetime.now(timezone.utc):%H:%M:%S} {name} {tree.name}: " + ", ".join(
+                    label = tree.name + "".join(f" {k}={v}" for k, v in env.items())
+                    results.setdefault((name, label), []).append(res)
+                    print(f"{datetime.now(timezone.utc):%H:%M:%S} {name} {label}: " + ", ".join(
                         f"{k} {v:.2f}" for k, v in res.items()), flush=True)
     print("\nmedians")
-    for (name, tree), rows in results.items():
+    for (name, label), rows in results.items():
         keys = sorted({k for row in rows for k in row})
-        print(f"{name} {Path(tree).name} ({len(rows)} runs): " + ", ".join(
+        print(f"{name} {label} ({len(rows)} runs): " + ", ".join(
             f"{k} {statistics.median(row.get(k, 0.0) for row in rows):.2f}" for k in keys))
     return 0
 

@@ -53,3 +53,10 @@ def test_the_tasks_workers_import_the_installed_pyspark_and_collect_young_betwee
         assert rows and all(".zip" not in r.pyspark for r in rows), rows
         assert all(r.daemon.endswith("worker_daemon.py") for r in rows), rows
         assert {r.collector for r in rows} == {"YoungCollections"}
+
+
+def test_the_jvm_started_here_compiles_with_the_first_tier_only(spark):
+    from kraft_audit.spark.session import JIT_OPTIONS
+
+    runtime = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    assert JIT_OPTIONS in list(runtime.getInputArguments())

@@ -5,8 +5,9 @@ micro-batches' span (from the job's progress table, as bench_side_by_side.py).
 
 Every process under the run is sampled from /proc every 50 ms (a process's CPU is
 its last sample: up to 50 ms of each is missed, a process that lives less than 50 ms
-is not seen). This process is made a subreaper (prctl): the JVM, which the driver
-starts in a session of its own and does not wait for, stays under it to the end.
+is not seen; sampling ends with the driver, so what the JVM spends after it is not
+counted). This process is made a subreaper (prctl), so that the JVM, which the driver
+starts in a session of its own and does not wait for, is reaped here.
 
 Logs: the worst case and the NoOp-heavy log of bench_side_by_side.py (--partitions,
 --changes), or a small one (--small: 1k partitions, 3k ISR changes) for the fixed
@@ -15,6 +16,8 @@ each run imports kraft_audit from its tree, on PYTHONPATH, in the driver and the
 workers), --runs rounds; medians per tree and log.
 
     python bench/bench_run_once.py [--trees A,B] [--env NAME=VALUE] [--runs 3] [--small] [--logs worst,noop]
+
+`make bench` runs it as it runs every bench_*.py: one round on this checkout.
 """
 
 from __future__ import annotations
@@ -142,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="also run the first tree with this environment variable set (a variant "
                              "of its own; e.g. JDK_JAVA_OPTIONS=... for the JVM's options)")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=1, help="rounds (3 for a comparison)")
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--changes", type=int, default=300_000)
     parser.add_argument("--small", action="store_true", help="1k partitions, 3k changes")

@@ -13,6 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,delta-spark,ship]'
+	$(BIN)/python -m compileall -q kraft_audit  # an editable install compiles nothing: every Python worker would
 	touch $@
 
 # promtool, the prometheus server and Alertmanager (with amtool) are used by the tests

@@ -30,3 +30,33 @@ def test_a_session_starts_quietly_and_its_errors_still_show():
     assert not [line for line in done.stderr.splitlines() if any(n in line for n in NOISE)], done.stderr
     assert "ERROR test: an error of the JVM" in done.stderr
     assert "a warning of the JVM" not in done.stderr  # ERROR, as the session always ran once up
+
+
+def test_the_tasks_workers_import_the_installed_pyspark_and_collect_young_between_tasks(spark):
+    """The session's tasks run in workers forked by kraft_audit.spark.worker_daemon: pyspark
+    comes from the installed package, not from pyspark.zip, and the daemon's collection
+    between two tasks of a worker is a young one."""
+    def probe(batches):
+        import sys
+
+        import pandas as pd
+        import pyspark
+
+        daemon = sys.modules.get("pyspark.daemon")
+        for _ in batches:
+            yield pd.DataFrame({"pyspark": [pyspark.__file__], "daemon": [sys.argv[0]],
+                                "collector": [type(getattr(daemon, "gc", None)).__name__]})
+
+    for _ in range(2):  # the second on reused workers
+        rows = spark.range(4).repartition(2).mapInPandas(
+            probe, "pyspark string, daemon string, collector string").collect()
+        assert rows and all(".zip" not in r.pyspark for r in rows), rows
+        assert all(r.daemon.endswith("worker_daemon.py") for r in rows), rows
+        assert {r.collector for r in rows} == {"YoungCollections"}
+
+
+def test_the_jvm_started_here_compiles_with_the_first_tier_only(spark):
+    from kraft_audit.spark.session import JIT_OPTIONS
+
+    runtime = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    assert JIT_OPTIONS in list(runtime.getInputArguments())

@@ -34,8 +34,15 @@ DELTA_SESSION_CONF = {
 }
 
 
+# Spark's Python daemon for local runs (kraft_audit/spark/worker_daemon.py)
+WORKER_DAEMON = "kraft_audit.spark.worker_daemon"
+
 # The driver JVM's log4j2 configuration when the JVM is started here (data/log4j2.properties).
 LOG4J2_PROPERTIES = Path(__file__).resolve().parents[1] / "data" / "log4j2.properties"
+# The JIT of a JVM started here: its first tier only. Spark's start and a backfill keep the
+# optimising compiler busy for most of the JVM's CPU (run --once: 28 -> 18 s on a 400k-record
+# log, 18 -> 11 s on a 4k-record one, the micro-batches no slower; docs/ARCHITECTURE.md).
+JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
 # What a JVM started here prints before any logging is set up: its module system's
 # notice of the vector module Spark's launcher always adds. Dropped from its stderr.
 JVM_START_NOISE = ("WARNING: Using incubator modules: jdk.incubator.vector",)
@@ -102,6 +109,11 @@ def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit"
         # Keep fewer old batch files in the checkpoint (default 100).
         "spark.sql.streaming.minBatchesToRetain": "20",
     }
+    if master and master.startswith("local") and os.environ.get("PYSPARK_PYTHON") == sys.executable:
+        # The tasks' Python workers cheaper to start and to reuse (worker_daemon.py): only
+        # where they run this interpreter, which imports this package (under spark-submit
+        # the executors may get it only with their first task, by --py-files).
+        conf["spark.python.daemon.module"] = WORKER_DAEMON
     jars: list[str] = []
     if delta_spark:
         try:
@@ -119,7 +131,7 @@ def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit"
     if jars:
         conf["spark.jars"] = ",".join(jars)
     if master:  # a JVM started here: quiet from its first line (spark-submit brings its own)
-        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES}"
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES} {JIT_OPTIONS}"
     conf.update(extra_conf or {})
     for key, value in conf.items():
         builder = builder.config(key, value)

@@ -13,7 +13,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,delta-spark,ship]'
-	$(BIN)/python -m compileall -q kraft_audit  # an editable install compiles nothing: every Python worker would
+	# an editable install compiles nothing, and where PYTHONDONTWRITEBYTECODE is set no import
+	# writes bytecode: every process (each Spark Python worker too) would compile the sources
+	$(BIN)/python -m compileall -q kraft_audit
 	touch $@
 
 # promtool, the prometheus server and Alertmanager (with amtool) are used by the tests

@@ -131,7 +131,7 @@ def spark():
     for jars in ({"delta_spark": True, "kafka_source": True}, {"delta_spark": True}, {}):
         try:
             session = build_session("local[2]", app_name="kraft-audit-tests", shuffle_partitions=2,
-                                    **jars)
+                                    bounded=True, **jars)  # it ends with the tests
             break
         except DeltaJarsMissing:
             continue

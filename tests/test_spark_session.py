@@ -55,7 +55,8 @@ def test_the_tasks_workers_import_the_installed_pyspark_and_collect_young_betwee
         assert {r.collector for r in rows} == {"YoungCollections"}
 
 
-def test_the_jvm_started_here_compiles_with_the_first_tier_only(spark):
+def test_the_jvm_of_a_bounded_run_compiles_with_the_first_tier_only(spark):
+    """The tests' session is bounded (it ends with them), as run --once's is."""
     from kraft_audit.spark.session import JIT_OPTIONS
 
     runtime = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()

@@ -347,7 +347,7 @@ def session_for(cfg: Config):
     return build_session(cfg.spark.master, shuffle_partitions=cfg.spark.shuffle_partitions,
                          extra_conf={k: str(v) for k, v in cfg.spark.conf.items()},
                          delta_spark=cfg.sink.backend == "delta-spark",
-                         kafka_source=bool(cfg.sources.kafka))
+                         kafka_source=bool(cfg.sources.kafka), bounded=cfg.trigger.available_now)
 
 
 class AuditJob:

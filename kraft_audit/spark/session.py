@@ -39,9 +39,11 @@ WORKER_DAEMON = "kraft_audit.spark.worker_daemon"
 
 # The driver JVM's log4j2 configuration when the JVM is started here (data/log4j2.properties).
 LOG4J2_PROPERTIES = Path(__file__).resolve().parents[1] / "data" / "log4j2.properties"
-# The JIT of a JVM started here: its first tier only. Spark's start and a backfill keep the
+# The JIT of a JVM started here for a bounded run (one that ends once it has caught up: run
+# --once, a test session): its first tier only. Spark's start and a backfill keep the
 # optimising compiler busy for most of the JVM's CPU (run --once: 28 -> 18 s on a 400k-record
-# log, 18 -> 11 s on a 4k-record one, the micro-batches no slower; docs/ARCHITECTURE.md).
+# log, 18 -> 11 s on a 4k-record one, the micro-batches no slower; docs/ARCHITECTURE.md). A
+# job that keeps running keeps the optimising compiler: its code runs for days.
 JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
 # What a JVM started here prints before any logging is set up: its module system's
 # notice of the vector module Spark's launcher always adds. Dropped from its stderr.
@@ -88,11 +90,12 @@ def prepare_environment() -> None:
 
 def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit",
                   shuffle_partitions: int = 2, extra_conf: dict[str, str] | None = None,
-                  delta_spark: bool = False, kafka_source: bool = False):
+                  delta_spark: bool = False, kafka_source: bool = False, bounded: bool = False):
     """Get or create the session and register the `kraft-log` data source.
     `delta_spark`: with the Delta connector (backend "delta-spark"); `kafka_source`: with
     Spark's Kafka source (`sources.kafka`). Under spark-submit (no master) the submit
-    command may bring them itself (--packages), so local jars are added only when present."""
+    command may bring them itself (--packages), so local jars are added only when present.
+    `bounded`: the process ends once it has caught up (JIT_OPTIONS for a JVM started here)."""
     prepare_environment()
     from pyspark.sql import SparkSession
 
@@ -131,7 +134,8 @@ def build_session(master: str | None = "local[2]", app_name: str = "kraft-audit"
     if jars:
         conf["spark.jars"] = ",".join(jars)
     if master:  # a JVM started here: quiet from its first line (spark-submit brings its own)
-        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES} {JIT_OPTIONS}"
+        conf["spark.driver.extraJavaOptions"] = " ".join(
+            [f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES}", *([JIT_OPTIONS] if bounded else [])])
     conf.update(extra_conf or {})
     for key, value in conf.items():
         builder = builder.config(key, value)

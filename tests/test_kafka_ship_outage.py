@@ -165,7 +165,10 @@ def test_the_shipper_rides_out_leader_kills_and_its_duplicates_are_counted(spark
             # records that are not NoOps: the third replica's controlled shutdown (moving its
             # leaderships, leaving the ISRs); an admin request could land on the paused broker
             third.begin_stop()
-            time.sleep(1.5)  # the shipper hands them over; the paused follower holds the acks
+            # the shipper hands them over; the paused follower holds the acks. Long enough for
+            # NoOps (one every 500 ms once the shutdown's records are written) to be held too:
+            # 1.5 s once held none of them
+            time.sleep(3)
             cluster.controller.pause()  # nothing takes the follower out of the ISR now
             held_end = log_end(cluster)
             acked = shipper.metric("kraft_audit_ship_next_offset")

@@ -16,6 +16,9 @@ $(VENV)/.installed: pyproject.toml
 	# an editable install compiles nothing, and where PYTHONDONTWRITEBYTECODE is set no import
 	# writes bytecode: every process (each Spark Python worker too) would compile the sources
 	$(BIN)/python -m compileall -q kraft_audit
+	# and every Python process Spark starts (workers, the data sources' planners) would compile
+	# pyspark from its pyspark.zip, which pip ships without bytecode
+	$(BIN)/python -m kraft_audit.spark.pyspark_bytecode
 	touch $@
 
 # promtool, the prometheus server and Alertmanager (with amtool) are used by the tests
@@ -119,7 +122,7 @@ image: install podman spark-kafka delta-spark
 	SOURCE_DATE_EPOCH=315532800 $(BIN)/pip wheel --quiet --no-deps --wheel-dir $(IMAGE_CONTEXT) .
 	cp $(SPARK_KAFKA_CACHE)/$(SPARK_KAFKA_VERSION)/*.jar $(IMAGE_CONTEXT)/jars/spark-kafka/
 	cp $(DELTA_CACHE)/$(DELTA_VERSION)/*.jar $(IMAGE_CONTEXT)/jars/delta-spark/
-	cp jobs/audit_job.py deploy/container/entrypoint.sh $(IMAGE_CONTEXT)/
+	cp jobs/audit_job.py deploy/container/entrypoint.sh kraft_audit/spark/pyspark_bytecode.py $(IMAGE_CONTEXT)/
 	$(PODMAN) image exists $(BASE_IMAGE) || PODMAN="$(PODMAN)" deploy/container/base-image.sh $(BASE_IMAGE)
 	$(PODMAN) build --quiet --layers --network host --secret id=cacert,src=$(CA_BUNDLE) --build-arg BASE=$(BASE_IMAGE) \
 	  --build-arg PROJECT_SHA256=$$(cat $(IMAGE_CONTEXT)/*.whl $(IMAGE_CONTEXT)/*.py $(IMAGE_CONTEXT)/*.sh | sha256sum | cut -c1-64) \

@@ -19,7 +19,8 @@ worker costs and change nothing it computes.
    the old generation has grown.
 
 Spark starts the data sources' planners with pyspark's daemon whatever this setting
-says: they keep both costs (a few processes a query, at its start).
+says (a few processes a query, at its start): they import pyspark from the zip, with the
+bytecode `make install` adds to it (pyspark_bytecode.py), and keep pyspark's collections.
 
 Nothing but the standard library may be imported before the path is settled: this
 module is what the interpreter runs first (`python -m kraft_audit.spark.worker_daemon`,

@@ -141,7 +141,8 @@ class AuditConfig:
     server_properties: str | None = setting(
         None, "the controller's server.properties, to read its static configs from (min.insync.replicas, "
         "unclean.leader.election.enable, auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds, "
-        "delegation.token.expiry.check.interval.ms, whether delegation.token.secret.key is set)")
+        "delegation.token.expiry.check.interval.ms, unclean.leader.election.interval.ms, whether "
+        "delegation.token.secret.key is set)")
     timeout_seconds: float = setting(60, "idle seconds after which pending registration matches are settled")
 
 

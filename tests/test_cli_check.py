@@ -12,6 +12,7 @@ from log_cuts import later_segment
 
 from kraft_audit.cli import check
 from kraft_audit.cli.main import UsageError
+from kraft_audit.core.replay.settings import CoreSettings
 
 TID = "JJJJJJJJJJJJJJJJJJJJJJ"
 
@@ -321,14 +322,23 @@ def test_the_controllers_rebalancing_and_unclean_configs_come_from_server_proper
         return {"bounds": out["condition_bounds_seconds"],
                 "open": sorted(c["condition"] for c in out["open_conditions"])}
 
-    token = {"delegation_token_expired": 3605}  # Kafka's 1 h sweep and a grace
-    assert report(None) == {"bounds": {"leader_imbalanced": 300, **token}, "open": ["leaderless"]}
+    # Kafka's 1 h sweep and its 5 min unclean-election task, each with a grace
+    tasks = {"delegation_token_expired": 3605, "unclean_election_overdue": 305}
+    assert report(None) == {"bounds": {"leader_imbalanced": 300, **tasks}, "open": ["leaderless"]}
     assert report("leader.imbalance.check.interval.seconds=60\n")["bounds"] == {"leader_imbalanced": 60,
-                                                                               **token}
-    assert report("auto.leader.rebalance.enable=false\n")["bounds"] == token
-    assert report("delegation.token.secret.key=\n")["bounds"] == {"leader_imbalanced": 300}
+                                                                               **tasks}
+    assert report("auto.leader.rebalance.enable=false\n")["bounds"] == tasks
+    assert report("delegation.token.secret.key=\n")["bounds"] == {"leader_imbalanced": 300,
+                                                                  "unclean_election_overdue": 305}
+    assert report("unclean.leader.election.interval.ms=2500\n")["bounds"] == {
+        "leader_imbalanced": 300, "delegation_token_expired": 3605, "unclean_election_overdue": 8}
     # the controller elects uncleanly where its static config allows it: overdue until it does
     assert report("unclean.leader.election.enable=true\n")["open"] == ["leaderless", "unclean_election_overdue"]
     props.write_text("auto.leader.rebalance.enable=yes\n")
     with pytest.raises(UsageError, match="auto.leader.rebalance.enable='yes' must be true or false"):
         run_check(log, "--server-properties", props)
+    props.write_text("unclean.leader.election.interval.ms=0\n")
+    with pytest.raises(UsageError, match="unclean.leader.election.interval.ms='0' must be at least 1"):
+        run_check(log, "--server-properties", props)
+    with pytest.raises(ValueError, match="unclean_leader_election_interval_ms must be an integer"):
+        CoreSettings.of({"unclean_leader_election_interval_ms": True})

@@ -13,7 +13,7 @@ import pytest
 from kraft_audit.core.audit import Auditor
 from kraft_audit.core.codec.batches import NoOpRun
 from kraft_audit.core.events import MetadataEvent
-from kraft_audit.core.replay.conditions import (CONTROLLER_START_GRACE_S, TOKEN_SWEEP_GRACE_S, condition_bounds_seconds,
+from kraft_audit.core.replay.conditions import (CONTROLLER_START_GRACE_S, TASK_GRACE_S, condition_bounds_seconds,
                                                past_bound)
 from kraft_audit.core.replay.settings import CoreSettings
 from kraft_audit.core.rules import load_catalog
@@ -145,14 +145,14 @@ def test_nothing_opens_when_the_controller_does_not_sweep(kraft_log):
 
 
 def test_the_bound_is_the_controllers_check_interval_and_a_grace(tmp_path):
-    assert condition_bounds_seconds(CoreSettings())[NAME] == 3600 + TOKEN_SWEEP_GRACE_S  # Kafka's 1 h
+    assert condition_bounds_seconds(CoreSettings())[NAME] == 3600 + TASK_GRACE_S  # Kafka's 1 h
     props = tmp_path / "server.properties"
     props.write_text("delegation.token.secret.key=s3cret\ndelegation.token.expiry.check.interval.ms=2500\n")
     settings = settings_from_properties(props)
     assert settings == {"delegation_token_expiry_sweep": True,
                         "delegation_token_expiry_check_interval_ms": 2500}
     bounds = condition_bounds_seconds(CoreSettings.of(settings))
-    assert bounds[NAME] == 3 + TOKEN_SWEEP_GRACE_S
+    assert bounds[NAME] == 3 + TASK_GRACE_S
     assert not past_bound(NAME, 0, bounds[NAME] * 1000, bounds)
     assert past_bound(NAME, 0, bounds[NAME] * 1000 + 1, bounds)
     props.write_text("delegation.token.secret.key=\n")  # tokens disabled: no sweep
@@ -203,7 +203,7 @@ def test_real_sweep_closes_the_interval_within_the_bound_and_the_log_left_withou
     unmutated = audit(log)
     assert unmutated.violations == [] and unmutated.overdue() == []
     bound = unmutated.bounds[NAME]
-    assert bound == 8 + TOKEN_SWEEP_GRACE_S
+    assert bound == 8 + TASK_GRACE_S
     intervals = [c for c in unmutated.intervals if c.condition == NAME]
     assert intervals  # the liveness script makes tokens until one is swept after a NoOp past its deadline
     for c in intervals:

@@ -52,6 +52,7 @@ STATIC_SETTINGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "leader.imbalance.check.interval.seconds": ("leader_imbalance_check_interval_seconds", _at_least_one),
     "delegation.token.expiry.check.interval.ms": ("delegation_token_expiry_check_interval_ms",
                                                   _at_least_one),
+    "unclean.leader.election.interval.ms": ("unclean_leader_election_interval_ms", _at_least_one),
     # tokens are enabled (and swept) when the key is set and not empty; the key itself is not kept
     "delegation.token.secret.key": ("delegation_token_expiry_sweep", bool),
 }

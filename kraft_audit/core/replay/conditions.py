@@ -23,7 +23,8 @@
   fence, an unfence over every leaderless partition, a controlled shutdown, an unregistration,
   a directory going offline, an AlterPartition): what it leaves to its timer
   (unclean.leader.election.interval.ms, 5 minutes; a line without that timer waits for the
-  next unfence) is a config change that allows it (judged by the EventLoop too).
+  next unfence) is a config change that allows it (judged by the EventLoop too: the interval
+  opens at the change, and lasting longer than the timer's bound is what past_bound counts).
 - leader_imbalanced: led by another broker than its preferred replica (replicas[0]) although
   the preferred one could lead: in the ISR (or, the ISR empty, the ELR), registered,
   unfenced, not in controlled shutdown, its directory online. A controller that rebalances
@@ -62,6 +63,7 @@ UNCLEAN_ELECTION_OVERDUE = 256  # set at the end of an operation, like ELECTION_
 DELEGATION_TOKEN_EXPIRED = 512  # a token's (token_key), set as the log's time passes its deadline
 
 UNDER_MIN_ISR_NAME = "under_min_isr"
+UNCLEAN_ELECTION_OVERDUE_NAME = "unclean_election_overdue"
 DELEGATION_TOKEN_EXPIRED_NAME = "delegation_token_expired"
 CONDITIONS: tuple[tuple[str, int], ...] = (
     (UNDER_MIN_ISR_NAME, UNDER_MIN_ISR),
@@ -72,18 +74,19 @@ CONDITIONS: tuple[tuple[str, int], ...] = (
     ("reassignment_stalled", REASSIGNMENT_STALLED),
     ("election_overdue", ELECTION_OVERDUE),
     ("leader_imbalanced", LEADER_IMBALANCED),
-    ("unclean_election_overdue", UNCLEAN_ELECTION_OVERDUE),
+    (UNCLEAN_ELECTION_OVERDUE_NAME, UNCLEAN_ELECTION_OVERDUE),
     (DELEGATION_TOKEN_EXPIRED_NAME, DELEGATION_TOKEN_EXPIRED),
 )
 
 # A token's conditions are kept under a key shaped like a partition's, which no partition can
 # have: a topic id is 22 base64url characters, never with a "/"
 TOKEN_KEY_PREFIX = "token/"
-# What the sweep may take past its interval: it is a controller event like any other and waits
-# behind the events queued before it, and its records are appended after it read its clock
-TOKEN_SWEEP_GRACE_S = 5
+# What a periodic task (the token sweep, the unclean election) may take past its interval: it is
+# a controller event like any other and waits behind the events queued before it, and its records
+# are appended after it read its clock
+TASK_GRACE_S = 5
 # A controller that wins an election starts its periodic tasks (the leader rebalance, the
-# token sweep) one full interval after it becomes active, which is when its LeaderChange
+# token sweep, the unclean election) one full interval after it becomes active, which is when its LeaderChange
 # record has committed and it has replayed the log before it: after the record's time, by a
 # quorum round trip and its event queue
 CONTROLLER_START_GRACE_S = 5
@@ -207,14 +210,23 @@ def condition_bounds_seconds(settings) -> dict[str, int]:
     """How long a correct controller may leave a liveness condition open, where its settings
     say it: leader_imbalanced, one leader.imbalance.check.interval.seconds (the setting), when
     it rebalances leaders; delegation_token_expired, one delegation.token.expiry.check.interval.ms
-    (rounded up to seconds) and TOKEN_SWEEP_GRACE_S, when it sweeps expired tokens."""
+    (rounded up to seconds) and TASK_GRACE_S, when it sweeps expired tokens;
+    unclean_election_overdue, one unclean.leader.election.interval.ms and TASK_GRACE_S (what a
+    config change that allows an unclean election waits for; an operation that runs an election
+    leaves none open)."""
     bounds = {}
     if settings.auto_leader_rebalance_enable:
         bounds["leader_imbalanced"] = settings.leader_imbalance_check_interval_seconds
     if settings.delegation_token_expiry_sweep:
         bounds[DELEGATION_TOKEN_EXPIRED_NAME] = (
-            -(-settings.delegation_token_expiry_check_interval_ms // 1000) + TOKEN_SWEEP_GRACE_S)
+            _seconds(settings.delegation_token_expiry_check_interval_ms) + TASK_GRACE_S)
+    bounds[UNCLEAN_ELECTION_OVERDUE_NAME] = (
+        _seconds(settings.unclean_leader_election_interval_ms) + TASK_GRACE_S)
     return bounds
+
+
+def _seconds(ms: int) -> int:
+    return -(-ms // 1000)  # rounded up
 
 
 def past_bound(condition: str, start_ms: int, until_ms: int, bounds: dict[str, int],

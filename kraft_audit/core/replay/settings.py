@@ -55,6 +55,10 @@ class CoreSettings:
     # DelegationTokenRecords say they were (True, the default). False (a server.properties
     # whose delegation.token.secret.key is empty): delegation_token_expired never opens.
     delegation_token_expiry_sweep: bool = True
+    # The controller's unclean.leader.election.interval.ms (Kafka's default five minutes): how
+    # often its unclean-election task elects the leaderless partitions of topics that allow it,
+    # so the bound of an unclean_election_overdue interval opened by a config change
+    unclean_leader_election_interval_ms: int = 300_000
     # How long (event time) a registration request may wait for its RegisterBrokerRecord.
     registration_match_timeout_ms: int = 300_000
     # False when this auditor judges only some partitions (a Spark bucket): then a
@@ -78,16 +82,12 @@ class CoreSettings:
                 or settings.min_insync_replicas_default < 1):
             raise ValueError("min_insync_replicas_default must be an integer of at least 1, got "
                              f"{settings.min_insync_replicas_default!r}")
-        if (isinstance(settings.leader_imbalance_check_interval_seconds, bool)
-                or not isinstance(settings.leader_imbalance_check_interval_seconds, int)
-                or settings.leader_imbalance_check_interval_seconds < 1):
-            raise ValueError("leader_imbalance_check_interval_seconds must be an integer of at "
-                             f"least 1, got {settings.leader_imbalance_check_interval_seconds!r}")
-        if (isinstance(settings.delegation_token_expiry_check_interval_ms, bool)
-                or not isinstance(settings.delegation_token_expiry_check_interval_ms, int)
-                or settings.delegation_token_expiry_check_interval_ms < 1):
-            raise ValueError("delegation_token_expiry_check_interval_ms must be an integer of at "
-                             f"least 1, got {settings.delegation_token_expiry_check_interval_ms!r}")
+        for name in ("leader_imbalance_check_interval_seconds",
+                     "delegation_token_expiry_check_interval_ms",
+                     "unclean_leader_election_interval_ms"):
+            interval = getattr(settings, name)
+            if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
+                raise ValueError(f"{name} must be an integer of at least 1, got {interval!r}")
         if not isinstance(settings.delegation_token_expiry_sweep, bool):
             raise ValueError("delegation_token_expiry_sweep must be true or false, got "
                              f"{settings.delegation_token_expiry_sweep!r}")

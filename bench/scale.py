@@ -104,10 +104,14 @@ def worst_case_log(path: Path, partitions: int, changes: int) -> int:
     return n
 
 
-def operator_call(work: Path, n: int, buckets: int, changes: int) -> dict:
+def operator_call(work: Path, n: int, buckets: int, changes: int, shard_dir: str | None) -> dict:
     """The stateful function alone (no query): one bucket of an n-partition cluster
     takes a micro-batch of `changes` partition changes. `live`: the worker still
-    holds the bucket's auditor; `rebuilt`: it restores from the state row."""
+    holds the bucket's auditor; `rebuilt`: it restores from the state row. CPU ms,
+    medians, split into the state row read (restore), the save (snapshot, pickles,
+    shard files) and the pickling of the row the worker sends back to the JVM.
+    `shard_dir`: the shards in files there (the job's way), else in the row."""
+    import pickle
     import statistics
 
     from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
@@ -124,33 +128,63 @@ def operator_call(work: Path, n: int, buckets: int, changes: int) -> dict:
         return GroupState(row, int(time.time() * 1000), -1, GroupStateTimeout.NoTimeout, False,
                           False, row is not None, False, False, -1, b"", StructType())
 
-    log = BulkLog(work / f"op{n}", n)
-    boot = log.bootstrap()
-    log.changes(changes * buckets * 6, per_batch=10)
-    log.close()
-    audit = op.OperatorConfig(buckets=buckets, timeout_ms=0)
-    mine = [e for e in read_log_dir(work / f"op{n}") if isinstance(e, MetadataEvent)
+    log_dir = work / f"op{n}"
+    if not log_dir.exists():
+        log = BulkLog(log_dir, n)
+        log.bootstrap()
+        log.changes(changes * buckets * 6, per_batch=10)
+        log.close()
+    boot = sum(1 for e in read_log_dir(log_dir) if isinstance(e, MetadataEvent)
+               and e.type != "PARTITION_CHANGE_RECORD")
+    audit = op.OperatorConfig(buckets=buckets, timeout_ms=0, shard_dir=shard_dir)
+    mine = [e for e in read_log_dir(log_dir) if isinstance(e, MetadataEvent)
             and 1 in target_buckets(e.type, e.data.get("topicId"), e.data.get("partitionId"), buckets)]
     key = (mine[0].cluster_id, 1)
-    first = [e for e in mine if e.offset < boot]
-    rest = [e for e in mine if e.offset >= boot]
+    first = [e for e in mine if e.type != "PARTITION_CHANGE_RECORD"]
+    rest = [e for e in mine if e.type == "PARTITION_CHANGE_RECORD"]
     state = state_of()
+    op._LIVE.clear()
     list(op.audit_group(key, iter([event_rows.to_record_batch(first).to_pandas()]), state, audit))
-    times = {"live": [], "rebuilt": []}
+    spent: dict[str, float] = {}
+
+    def timed(name, fn):
+        def wrapper(*args, **kwargs):
+            t0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.process_time() - t0
+        return wrapper
+
+    resume, save = op.resume_bucket, op.save
+    op.resume_bucket, op.save = timed("restore", resume), timed("save", save)
+    times: dict[str, list[dict]] = {"live": [], "rebuilt": []}
     size = len(rest) // 6
-    for i in range(6):
-        frame = event_rows.to_record_batch(rest[i * size:(i + 1) * size]).to_pandas()
-        kind = "live" if i % 2 else "rebuilt"
-        if kind == "rebuilt":
-            getattr(op, "_LIVE", {}).clear()
-        state = state_of(state.get)
-        t0 = time.perf_counter()
-        list(op.audit_group(key, iter([frame]), state, audit))
-        times[kind].append(time.perf_counter() - t0)
+    try:
+        for i in range(6):
+            frame = event_rows.to_record_batch(rest[i * size:(i + 1) * size]).to_pandas()
+            kind = "live" if i % 2 else "rebuilt"
+            if kind == "rebuilt":
+                op._LIVE.clear()
+            state = state_of(state.get)
+            spent.clear()
+            t0 = time.process_time()
+            list(op.audit_group(key, iter([frame]), state, audit))
+            whole = time.process_time() - t0
+            t1 = time.process_time()
+            pickle.dumps(tuple(state.get), protocol=pickle.HIGHEST_PROTOCOL)  # the row back to the JVM
+            times[kind].append({"whole": whole, "row_out": time.process_time() - t1, **spent})
+    finally:
+        op.resume_bucket, op.save = resume, save
+
+    def ms(kind, part):
+        return statistics.median(t.get(part, 0.0) for t in times[kind]) * 1000
+
+    row = state.get
     return {"bucket_partitions": boot // buckets, "records": size,
-            "live_ms": statistics.median(times["live"]) * 1000,
-            "rebuilt_ms": statistics.median(times["rebuilt"]) * 1000,
-            "state_bytes": sum(len(v) for v in state.get[1:] if isinstance(v, (bytes, bytearray)))}
+            **{f"{k}_{part}_ms": ms(k, part) for k in times for part in ("whole", "restore", "save", "row_out")},
+            "row_bytes": sum(len(v) for v in row[1:] if isinstance(v, (bytes, bytearray))),
+            "columns": {c: len(v) for c, v in zip(("meta", "topology", "shards", "held"), row[2:6])}}
 
 
 # ------------------------------------------------------------------ streaming
@@ -220,11 +254,20 @@ class Steady:
         walls = [p["durationMs"]["triggerExecution"] / 1000 for p in progress][1:]  # skip the warm-up batch
         state = sum(s["state_bytes"] for s in self.stats.values())
         split = self.split[1:]
+        steady = progress[1:]
+        phases = {name: pct([p["durationMs"].get(name, 0) / 1000 for p in steady], 0.5)
+                  for name in ("addBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets")}
+        stores = [p["stateOperators"][0] for p in steady if p.get("stateOperators")]
+        store = {name: pct([s.get(name, 0) for s in stores], 0.5)
+                 for name in ("numRowsUpdated", "allUpdatesTimeMs", "commitTimeMs", "memoryUsedBytes")}
+        store["custom"] = {k: pct([s.get("customMetrics", {}).get(k, 0) for s in stores], 0.5)
+                           for k in (stores[0].get("customMetrics", {}) if stores else {})}
         return {"achieved_rate": self.log.records / appended_s if appended_s else 0,
                 "batches": len(walls), "wall_p50": pct(walls, 0.5), "wall_p99": pct(walls, 0.99),
                 "run_p50": pct([a for a, _ in split], 0.5), "delta_p50": pct([b for _, b in split], 0.5),
                 "delta_p99": pct([b for _, b in split], 0.99),
                 "lat_p50": pct(lat, 0.5), "lat_p99": pct(lat, 0.99), "samples": len(lat),
+                "phases": phases, "store": store,
                 "state_bytes": state, "rebuilt_share": self.rebuilt[0] / max(self.rebuilt[1], 1),
                 "driver_mb": max(r["driver_mb"] for r in self.rss), "jvm_mb": max(r["jvm_mb"] for r in self.rss),
                 "worker_mb": max(r["worker_max_mb"] for r in self.rss),
@@ -347,11 +390,16 @@ def main() -> int:
                   f"audit {core_noop['audit_s']:.1f} s = {core_noop['rate']:,.0f} records/s  [target >= 400k]")
         if not args.skip_core or args.operator_only:
             for n in sizes:
-                c = operator_call(work, n, args.buckets, int(args.rate / args.buckets))
-                print(f"operator alone, one bucket of {n:,} partitions (~{c['bucket_partitions']:,} in the "
-                      f"bucket), {c['records']} changes a call: {c['live_ms']:.0f} ms with the live auditor, "
-                      f"{c['rebuilt_ms']:.0f} ms rebuilt from the state row; state row "
-                      f"{c['state_bytes'] / 1e6:.1f} MB")
+                for where in ("row", "files"):
+                    c = operator_call(work, n, args.buckets, int(args.rate / args.buckets),
+                                      str(work / f"shards{n}") if where == "files" else None)
+                    print(f"operator alone, shards in {where}, one bucket of {n:,} partitions "
+                          f"(~{c['bucket_partitions']:,} in the bucket), {c['records']} changes a call, CPU ms: "
+                          + "; ".join(f"{k} {c[k + '_whole_ms']:.0f} (restore {c[k + '_restore_ms']:.0f}, save "
+                                      f"{c[k + '_save_ms']:.0f}, the row pickled back {c[k + '_row_out_ms']:.1f})"
+                                      for k in ("live", "rebuilt"))
+                          + f"; state row {c['row_bytes'] / 1e6:.2f} MB ("
+                          + ", ".join(f"{k} {v / 1e6:.2f}" for k, v in c["columns"].items()) + ")", flush=True)
         if args.core_only or args.operator_only:
             return 0
 
@@ -392,6 +440,12 @@ def main() -> int:
                   f"row {steady['rebuilt_share']:.0%}; RSS driver {steady['driver_mb']:.0f} MB + JVM "
                   f"{steady['jvm_mb']:.0f} MB, Python workers up to {steady['worker_mb']:.0f} MB each "
                   f"({steady['workers']} processes)")
+            # where a steady micro-batch's wall goes (Spark's durationMs, p50 s) and the state store's
+            # figures (the stateful operator's progress, p50 per micro-batch)
+            print("  micro-batch phases p50 s: " + ", ".join(f"{k} {v:.2f}" for k, v in steady["phases"].items()))
+            print("  state store p50: " + ", ".join(f"{k} {v:,.0f}" for k, v in steady["store"].items()
+                                                    if k != "custom")
+                  + "; " + ", ".join(f"{k} {v:,.0f}" for k, v in steady["store"]["custom"].items()))
             row = {"n": n, **steady, "boot_rate": boot["rate"], "boot_s": boot["wall_s"]}
             if not args.skip_restart:
                 rs = restart(boot["cfg"], path / "log", n, 1000)

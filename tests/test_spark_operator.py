@@ -56,7 +56,12 @@ def run_buckets(micro_batches, buckets, audit, cold=False, pack=False):
     applyInPandasWithState; returns output rows by table. cold: forget the live
     auditors before every call, as a fresh worker or a restart would. pack: each
     chunk's NoOps but the newest as one row, as the sources send them."""
-    states: dict[tuple, tuple] = {}
+    return run_buckets_from({}, micro_batches, buckets, audit, cold, pack)
+
+
+def run_buckets_from(states, micro_batches, buckets, audit, cold=True, pack=False):
+    """run_buckets from the groups' state rows `states` (a restart from a checkpoint)."""
+    states = dict(states)
     out = defaultdict(list)
     for items in micro_batches:
         groups = defaultdict(list)
@@ -215,7 +220,7 @@ def test_buckets_together_find_what_one_auditor_finds(sim):
         last_gauges[g["bucket"]] = g
     assert sum(g["partitions"] for g in last_gauges.values()) == result.partitions
     # state is versioned and compact
-    assert all(s[0] == op.STATE_VERSION for s in states.values())
+    assert all(s[0] == op.IN_ROW_VERSION for s in states.values())  # no shard_dir: in the row
     assert max(state_size(s) for s in states.values()) < 200_000
 
 
@@ -314,7 +319,7 @@ def test_noops_are_thinned_but_counted(tmp_path, pack):
     result = next(op.audit_group(("c", 0), iter(chunks), state, op.OperatorConfig(buckets=2)))
     stats = decode_output(result["table"], result["rows"])["stats"][0]
     assert (stats["records"], stats["applied"], stats["min_offset"], stats["max_offset"]) == (6, 6, 0, 5)
-    auditor, _, _ = op.resume_bucket(op.OperatorConfig(buckets=2), "c", 0, state.get)
+    auditor, _, _, _ = op.resume_bucket(op.OperatorConfig(buckets=2), "c", 0, state.get)
     assert (auditor.last_offset, auditor.clock_ms) == (5, 1005)  # the newest NoOp moved the clock
 
 
@@ -355,11 +360,12 @@ def three_micro_batches(result, log, side):
             [e for e in log if e.offset > cut2] + [event_rows.log_tail_marker(result.cluster_id, "x.log")]]
 
 
-def test_a_bucket_rebuilt_from_its_state_row_gives_what_the_live_auditor_gives(sim):
+@pytest.mark.parametrize("in_files", [False, True], ids=["shards-in-row", "shards-in-files"])
+def test_a_bucket_rebuilt_from_its_state_row_gives_what_the_live_auditor_gives(sim, tmp_path, in_files):
     """The worker's live auditors only save work: restoring every call from the
     state row (a new worker, a retried batch, a restart) changes no output row."""
     result, log, side = sim
-    audit = op.OperatorConfig(buckets=4, timeout_ms=0)
+    audit = op.OperatorConfig(buckets=4, timeout_ms=0, shard_dir=str(tmp_path) if in_files else None)
     batches = three_micro_batches(result, log, side)
     live, _ = run_buckets(batches, 4, audit)
     cold, _ = run_buckets(batches, 4, audit, cold=True)
@@ -383,7 +389,7 @@ def test_a_micro_batch_rewrites_only_the_shards_it_changed(sim):
     state = new_state()
     list(op.audit_group((result.cluster_id, 0), iter([frame(records)]), state, audit))
     before = state.get
-    auditor, _, _ = op.resume_bucket(audit, result.cluster_id, 0, before)
+    auditor, _, _, _ = op.resume_bucket(audit, result.cluster_id, 0, before)
     part = next(iter(auditor.state.partitions.values()))
     broker = next(iter(auditor.state.brokers))
     last = records[-1]
@@ -408,7 +414,7 @@ def test_a_micro_batch_rewrites_only_the_shards_it_changed(sim):
 
 
 def test_state_of_an_older_version_is_refused_with_a_clear_error():
-    for old in (1, 2):  # 2: the core's objects pickled (before its stored form of plain data)
+    for old in (1, 2, 3):  # 2: the core's objects pickled (before its stored form of plain data)
         with pytest.raises(StoredFormatError, match="new checkpoint location"):
             op.resume_bucket(op.OperatorConfig(buckets=2), "c", 0, (old, b"old auditor", b""))
 
@@ -567,7 +573,7 @@ def test_a_call_runs_without_the_cyclic_collector_and_leaves_it_as_it_found_it(s
     result, log, _side = sim
     audit = op.OperatorConfig(buckets=1)
     pdf, state = frame(log), new_state()
-    old = new_state((op.STATE_VERSION - 1, "t", b"", b"", b"", b""))
+    old = new_state((op.IN_ROW_VERSION - 1, "t", b"", b"", b"", b""))
     with passes_inside("_audit_call") as passes:
         gc.enable() if enabled else gc.disable()
         out = next(op.audit_group((result.cluster_id, 0), iter([pdf]), state, audit))
@@ -576,3 +582,71 @@ def test_a_call_runs_without_the_cyclic_collector_and_leaves_it_as_it_found_it(s
         with pytest.raises(StoredFormatError):
             next(op.audit_group((result.cluster_id, 0), iter([pdf]), old, audit))
         assert gc.isenabled() == enabled
+
+
+def test_shards_in_files_leave_the_row_small_and_a_call_writes_only_what_it_changed(sim, tmp_path):
+    """With a shard_dir the state row names the files holding its shards (what crosses the
+    JVM every call is that small row): a micro-batch writes one new file holding only the
+    shards it changed, and the files a row no longer names go once a later call runs on it."""
+    from kraft_audit.spark import shard_files
+
+    result, log, _side = sim
+    audit = op.OperatorConfig(buckets=1, timeout_ms=0, shard_dir=str(tmp_path))
+    key = (result.cluster_id, 0)
+    folder = shard_files.bucket_dir(str(tmp_path), *key)
+    records = [e for e in log if isinstance(e, MetadataEvent)]
+    in_row = new_state()
+    list(op.audit_group(key, iter([frame(records)]), in_row, replace(audit, shard_dir=None)))
+    state = new_state()
+    list(op.audit_group(key, iter([frame(records)]), state, audit))
+    row = state.get
+    assert row[0] == op.STATE_VERSION and row[2] == in_row.get[2] and row[3] == b""  # the topology too
+    assert len(row[4]) * 10 < len(in_row.get[4])  # the manifest, not the shards
+    manifest = shard_files.unpack(row[4])
+    assert set(manifest["where"]) == {"partitions", "masks", "open", shard_files.TOPOLOGY}
+    assert set(manifest["files"]) == {p.name for p in folder.iterdir()} == {row[1]}
+    auditor, _, _, _ = op.resume_bucket(audit, *key, row)
+    part = next(iter(auditor.state.partitions.values()))
+    last = records[-1]
+    for i in range(40):  # one partition changed a call: compaction keeps the files few
+        change = MetadataEvent(result.cluster_id, "x.log", 0, last.offset + 1 + i, last.offset + 1 + i,
+                               last.offset + 1 + i, last.timestamp_ms + 1, KIND_RECORD, "PARTITION_CHANGE_RECORD",
+                               0, {"topicId": part.topic_id, "partitionId": part.partition, "leader": part.leader})
+        if i % 2:
+            op._LIVE.clear()  # half the calls restore from the row and its files
+        state = new_state(row)
+        list(op.audit_group(key, iter([frame([change])]), state, audit))
+        new = shard_files.unpack(state.get[4])
+        written = {t: [s for s, n in where.items() if n == state.get[1]] for t, where in new["where"].items()}
+        assert sum(map(len, written.values())) in (1, sum(map(len, new["where"].values()))), written
+        assert set(new["garbage"]) == set(manifest["files"]) - set(new["files"])
+        on_disk = {p.name for p in folder.iterdir()}
+        assert set(new["files"]) <= on_disk and not on_disk & set(manifest["garbage"])
+        row, manifest = state.get, new
+    assert len(manifest["files"]) <= shard_files.MAX_FILES
+    assert len(list(folder.iterdir())) <= len(manifest["files"]) + len(manifest["garbage"])
+    op._LIVE.clear()
+    restored, _, _, _ = op.resume_bucket(audit, *key, row)
+    assert restored.state.partitions[(part.topic_id, part.partition)].partition_epoch \
+        == part.partition_epoch + 40
+
+
+def test_a_row_with_its_shards_inside_is_restored_and_moves_them_to_files(sim, tmp_path):
+    """A checkpoint written before the shards went to files (state version 4) goes on:
+    restored from its row, its next write puts every shard in a file, and the outputs are
+    those of a run that kept them in the row."""
+    result, log, side = sim
+    batches = three_micro_batches(result, log, side)
+    in_row = op.OperatorConfig(buckets=4, timeout_ms=0)
+    in_files = replace(in_row, shard_dir=str(tmp_path))
+    expected, _ = run_buckets(batches, 4, in_row, cold=True)
+    first, states = run_buckets(batches[:1], 4, in_row, cold=True)
+    assert {s[0] for s in states.values()} == {op.IN_ROW_VERSION}
+    out = defaultdict(list, {t: list(rows) for t, rows in first.items()})
+    for items in batches[1:]:
+        more, states = run_buckets_from(states, [items], 4, in_files)
+        for t, rows in more.items():
+            out[t].extend(rows)
+    assert {s[0] for s in states.values()} == {op.STATE_VERSION}
+    for table in ("violations", "conditions", "partitions", "brokers", "quarantine", "gauges"):
+        assert out[table] == expected[table], table

@@ -303,7 +303,7 @@ def build_query(spark, cfg: Config, writer: BatchWriter, available_now: bool | N
     from kraft_audit.spark.inputs import all_events
 
     events = all_events(spark, cfg.sources)
-    output = op.audit_stream(events, op.OperatorConfig.of(cfg.audit))
+    output = op.audit_stream(events, op.OperatorConfig.of(cfg.audit, cfg.checkpoint))
     stream = (output.writeStream.outputMode("update").queryName("kraft_audit")
               .option("checkpointLocation", cfg.checkpoint).foreachBatch(writer))
     once = cfg.trigger.available_now if available_now is None else available_now

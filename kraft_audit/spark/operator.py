@@ -19,7 +19,11 @@ only when they changed) and the sharded partition and condition tables, of
 which a call pickles again only the shards it wrote, and the held side
 inputs as tuples: plain data only, no class named. Binary columns only
 (pyspark 4.2 breaks on array types in the state schema), behind a version
-number; a checkpoint of another version is refused with a clear error.
+number; a checkpoint of another version is refused with a clear error. The
+shards live in files beside the checkpoint (shard_files.py), the row holding
+only which file holds each (version 5): the whole row crosses the JVM and
+the state store every call. A version 4 row (shards in the row) is restored
+and its next write moves them to files.
 
 Live auditors stay in the Python worker between micro-batches (`_LIVE`),
 with the token of the state row they wrote: a call whose state row carries
@@ -50,6 +54,7 @@ import pickle
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import numpy as np
@@ -75,11 +80,13 @@ from kraft_audit.core.events import (
 )
 from kraft_audit.sideinputs.order import interleave
 from kraft_audit.core.rows import QuarantineRow
-from kraft_audit.spark import event_rows
+from kraft_audit.spark import event_rows, shard_files
 from kraft_audit.tables import OUTPUTS, output_to_arrow, routes
 from kraft_audit.tables.rows import BucketGauges, GroupStats, row_dict
 
-STATE_VERSION = 4  # 4: partitions carry their unknown fields (snapshot.FORMAT 4); 3: plain data
+STATE_VERSION = 5  # 5: the shards in files, the row names them (shard_files.py)
+IN_ROW_VERSION = 4  # 4: the shards in the row (snapshot.FORMAT 4), also written when no shard_dir is set
+READABLE_VERSIONS = (IN_ROW_VERSION, STATE_VERSION)
 STATE_DDL = "version int, token string, meta binary, topology binary, shards binary, held binary"
 OUTPUT_DDL = "table string, part int, rows binary"
 OUTPUT_COLUMNS = ["table", "part", "rows"]
@@ -135,11 +142,15 @@ class OperatorConfig:
     rule_files: tuple[tuple[str, str], ...] = field(default_factory=lambda: catalog_files())  # the shipped catalog
     core_settings: dict[str, Any] = field(default_factory=dict)  # `audit.settings` (CoreSettings)
     timeout_ms: int = int(AuditConfig.timeout_seconds * 1000)  # idle time after which pending matches are settled
+    # Where the state shards are kept (shard_files.py; the job: beside the checkpoint);
+    # None: in the state row (version 4), for the tests' calls without a query.
+    shard_dir: str | None = None
 
     @classmethod
-    def of(cls, audit: AuditConfig) -> OperatorConfig:
+    def of(cls, audit: AuditConfig, checkpoint: str | None = None) -> OperatorConfig:
         return cls(buckets=audit.buckets, rule_files=catalog_files(audit.rules_dir),
-                   core_settings=dict(audit.settings), timeout_ms=int(audit.timeout_seconds * 1000))
+                   core_settings=dict(audit.settings), timeout_ms=int(audit.timeout_seconds * 1000),
+                   shard_dir=str(Path(checkpoint) / shard_files.DIR_NAME) if checkpoint else None)
 
 
 # ------------------------------------------------------------------ keying
@@ -354,51 +365,95 @@ def new_auditor(audit: OperatorConfig, bucket: int):
     return Auditor(_catalog(audit.rule_files), core_settings(audit), emit_cluster_findings=(bucket == 0))
 
 
-# (cluster, bucket) -> (operator config, token of the state row written, auditor):
-# this worker's live auditors, so a micro-batch need not rebuild its bucket.
-_LIVE: dict[tuple[str, int], tuple[OperatorConfig, str, Any]] = {}
+@dataclass
+class StoredShards:
+    """A bucket's shards as its state row names them (version 5): the manifest, and
+    every shard's bytes as of that row (the objects, to tell which a call wrote)."""
+
+    manifest: dict
+    blobs: dict
+
+
+# (cluster, bucket) -> (operator config, token of the state row written, auditor, its
+# StoredShards or None): this worker's live auditors, so a micro-batch need not rebuild its bucket.
+_LIVE: dict[tuple[str, int], tuple[OperatorConfig, str, Any, StoredShards | None]] = {}
+
+
+def _shard_folder(audit: OperatorConfig, cluster_id: str, bucket: int) -> Path:
+    return shard_files.bucket_dir(audit.shard_dir, cluster_id, bucket)
 
 
 def resume_bucket(audit: OperatorConfig, cluster_id: str, bucket: int, state_row: tuple | None):
-    """(auditor, held side inputs, rebuilt) from the group's state row: the live
-    auditor when it wrote that row, else rebuilt from it (rebuilt True). The entry leaves the cache
-    until `save`, so a call that fails half-way leaves no half-applied auditor."""
+    """(auditor, held side inputs, rebuilt, stored shards) from the group's state row: the
+    live auditor when it wrote that row, else rebuilt from it (rebuilt True). The entry leaves
+    the cache until `save`, so a call that fails half-way leaves no half-applied auditor."""
     live = _LIVE.pop((cluster_id, bucket), None)
     if state_row is None:
-        return new_auditor(audit, bucket), [], False
+        return new_auditor(audit, bucket), [], False, None
     version = state_row[0]
-    if version != STATE_VERSION:
+    if version not in READABLE_VERSIONS:
         raise StoredFormatError(f"the checkpoint holds streaming state version {version}; this "
-                                f"kraft-audit reads version {STATE_VERSION} only: start with a new "
-                                "checkpoint location (the job re-reads the log from its start)")
+                                f"kraft-audit reads versions {IN_ROW_VERSION} and {STATE_VERSION} only: "
+                                "start with a new checkpoint location (the job re-reads the log from its start)")
     token, meta, topology, shards, held = state_row[1:6]
     held = [event_from_plain(e) for e in pickle.loads(bytes(held))] if held else []
+    stored = None
+    if version == STATE_VERSION:
+        if audit.shard_dir is None:
+            raise StoredFormatError("the state row names shard files but no shard_dir is set")
+        folder = _shard_folder(audit, cluster_id, bucket)
+        manifest = shard_files.unpack(shards)
+        # the row is committed (Spark runs a call on it only then): what it dropped can go
+        shard_files.collect_garbage(folder, manifest)
     if live is not None and live[0] == audit and live[1] == token:
-        return live[2], held, False
+        return live[2], held, False, live[3]
     from kraft_audit.core.audit import Auditor
     from kraft_audit.core.snapshot import Snapshot
 
-    snap = Snapshot(bytes(meta), bytes(topology), pickle.loads(bytes(shards)))
-    return Auditor.from_snapshot(snap, _catalog(audit.rule_files), core_settings(audit)), held, True
+    if version == STATE_VERSION:
+        blobs = shard_files.load(folder, manifest)
+        stored = StoredShards(manifest, {t: dict(b) for t, b in blobs.items()})
+        topology = blobs.pop(shard_files.TOPOLOGY)[0]
+    else:
+        blobs = pickle.loads(bytes(shards))
+    snap = Snapshot(bytes(meta), bytes(topology), blobs)
+    return Auditor.from_snapshot(snap, _catalog(audit.rule_files), core_settings(audit)), held, True, stored
 
 
-def save(audit: OperatorConfig, cluster_id: str, bucket: int, auditor, held: list, state) -> int:
-    """Write the state row and keep the auditor live; returns the state's size in bytes.
-    A call that changed nothing (a timeout with nothing to settle, a bucket that got
-    only the log-tail marker) leaves the row as it is: no state store write for it."""
+def save(audit: OperatorConfig, cluster_id: str, bucket: int, auditor, held: list, state,
+         stored: StoredShards | None) -> int:
+    """Write the state row and keep the auditor live; returns the state's size in bytes
+    (the shard files' live bytes included). A call that changed nothing (a timeout with
+    nothing to settle, a bucket that got only the log-tail marker) leaves the row as it
+    is: no state store write for it."""
     snap = auditor.snapshot()
-    shards = pickle.dumps(snap.shards, protocol=pickle.HIGHEST_PROTOCOL)
     held_blob = pickle.dumps([event_to_plain(e) for e in held], protocol=pickle.HIGHEST_PROTOCOL) \
         if held else b""
     old = state.get if state.exists else None
-    if old is not None and old[0] == STATE_VERSION and old[2] == snap.meta and old[3] == snap.topology \
+    token = uuid.uuid4().hex
+    if audit.shard_dir is None:
+        version, topology = IN_ROW_VERSION, snap.topology
+        shards = pickle.dumps(snap.shards, protocol=pickle.HIGHEST_PROTOCOL)
+        file_bytes = 0
+    else:  # what this call wrote goes to a new file (all of it after a version 4 row)
+        version, topology = STATE_VERSION, b""  # the topology too: up to ~1 MB a bucket at 1M
+        blobs = {**snap.shards, shard_files.TOPOLOGY: {0: snap.topology}}
+        before = stored.manifest if stored else shard_files.empty_manifest()
+        manifest = shard_files.save(_shard_folder(audit, cluster_id, bucket), token, before,
+                                    blobs, stored.blobs if stored else None)
+        if manifest is None and old is not None and old[0] == STATE_VERSION:
+            shards = bytes(old[4])  # nothing written: the row's own bytes
+        else:
+            shards = shard_files.pack(manifest or before)
+        stored = StoredShards(manifest or before, {t: dict(b) for t, b in blobs.items()})
+        file_bytes = sum(len(b) for t in blobs.values() for b in t.values())
+    if old is not None and old[0] == version and old[2] == snap.meta and old[3] == topology \
             and old[4] == shards and (old[5] or b"") == held_blob:
         token = old[1]  # the row already holds this auditor
     else:
-        token = uuid.uuid4().hex
-        state.update((STATE_VERSION, token, snap.meta, snap.topology, shards, held_blob))
-    _LIVE[(cluster_id, bucket)] = (audit, token, auditor)
-    return len(snap.meta) + len(snap.topology) + len(shards) + len(held_blob)
+        state.update((version, token, snap.meta, topology, shards, held_blob))
+    _LIVE[(cluster_id, bucket)] = (audit, token, auditor, stored)
+    return len(snap.meta) + len(topology) + len(shards) + file_bytes + len(held_blob)
 
 
 def _quarantine_row(q: Any) -> QuarantineRow:
@@ -479,7 +534,8 @@ def audit_group(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
 def _audit_call(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: OperatorConfig) -> pd.DataFrame:
     started = time.perf_counter()
     cluster_id, bucket = str(key[0]), int(key[1])
-    auditor, held, rebuilt = resume_bucket(audit, cluster_id, bucket, state.get if state.exists else None)
+    auditor, held, rebuilt, stored = resume_bucket(audit, cluster_id, bucket,
+                                                   state.get if state.exists else None)
     timed_out = bool(state.hasTimedOut)
     pdf, packed, epochs = _split_packed(_frames(pdfs))
     pdf, repeats = _drop_repeats(_log_order(pdf))
@@ -524,7 +580,7 @@ def _audit_call(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
             getattr(out, name).extend(getattr(late, name))
 
     rows: list[tuple[str, Any]] = list(output_rows(out))
-    state_bytes = save(audit, cluster_id, bucket, auditor, held, state)
+    state_bytes = save(audit, cluster_id, bucket, auditor, held, state, stored)
     if audit.timeout_ms > 0:
         state.setTimeoutDuration(audit.timeout_ms)
 

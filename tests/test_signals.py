@@ -112,7 +112,7 @@ def progress_batches(tables: Path) -> list[int]:
         return []
 
 
-def wait_streaming(process: subprocess.Popen, port: int, tables: Path, timeout: float = 90) -> None:
+def wait_streaming(process: subprocess.Popen, port: int, tables: Path, timeout: float = 240) -> None:
     """Until /metrics answers and a micro-batch is in the progress table."""
     deadline = time.monotonic() + timeout
     served = False

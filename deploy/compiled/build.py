@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # rules an ISR change runs. Each must type-check clean (mypyc enforces the annotations at
 # run time).
 MODULES = [
+    "kraft_audit/core/events.py",
+    "kraft_audit/core/codec/batches.py",  # framing, CRC and the turn into events
     "kraft_audit/core/event_loop.py",
     "kraft_audit/core/findings.py",
     "kraft_audit/core/watch.py",

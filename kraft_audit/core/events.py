@@ -45,7 +45,9 @@ UNKNOWN_RECORD = "UNKNOWN_RECORD"
 NO_OFFSET = -1
 
 
-@dataclass(slots=True)
+# init=False: the __init__ below is the dataclass's own, written out, for the compiled build
+# compiles a written one (one per record read) but runs a generated one as Python
+@dataclass(slots=True, init=False)
 class MetadataEvent:
     """One input event, in log order when it comes from a metadata log."""
 
@@ -66,6 +68,25 @@ class MetadataEvent:
     # input does not say (side inputs, dump lines without it, the Spark shell's rows: the
     # epochs travel in a row of their own there, spark/event_rows.py)
     leader_epoch: int = -1
+
+    def __init__(self, cluster_id: str, source: str, position: int, offset: int,
+                 batch_base_offset: int, batch_last_offset: int, timestamp_ms: int, kind: str,
+                 type: str, version: int, data: dict[str, Any] | None = None,  # noqa: A002
+                 api_key: int = -1, raw: bytes | None = None, leader_epoch: int = -1) -> None:
+        self.cluster_id = cluster_id
+        self.source = source
+        self.position = position
+        self.offset = offset
+        self.batch_base_offset = batch_base_offset
+        self.batch_last_offset = batch_last_offset
+        self.timestamp_ms = timestamp_ms
+        self.kind = kind
+        self.type = type
+        self.version = version
+        self.data = {} if data is None else data  # the field's default_factory
+        self.api_key = api_key
+        self.raw = raw
+        self.leader_epoch = leader_epoch
 
     @property
     def topic_id(self) -> str | None:

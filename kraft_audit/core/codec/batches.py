@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import gzip
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeAlias, cast
 
 import cramjam
 from crc32c import crc32c
@@ -29,6 +30,10 @@ from kraft_audit.core.codec.records import (
 from kraft_audit.core.events import KIND_CONTROL, KIND_RECORD, UNKNOWN_RECORD, MetadataEvent, Quarantined
 from kraft_audit.errors import FramingProblem
 
+# What the readers are given: a file's bytes or a Kafka message's value (a bytearray from
+# pyspark's rows). Said in full for the compiled build: mypyc checks an argument's type,
+# and its `bytes` takes no bytearray.
+Buffer: TypeAlias = bytes | bytearray
 HEADER = struct.Struct(">qiibIhiqqqhii")  # the 61-byte v2 header, field by field
 HEADER_SIZE = HEADER.size
 LOG_OVERHEAD = 12  # baseOffset + batchLength precede what batchLength counts
@@ -64,7 +69,7 @@ class Batch:
     producer_epoch: int
     base_sequence: int
     records_count: int
-    buf: bytes  # holds the (decompressed) records section at [records_start:records_end]
+    buf: Buffer  # holds the (decompressed) records section at [records_start:records_end]
     records_start: int
     records_end: int
 
@@ -125,7 +130,7 @@ class Record:
 
 
 def iter_batches(
-    buf: bytes, start: int = 0, end: int | None = None, base_position: int = 0
+    buf: Buffer, start: int = 0, end: int | None = None, base_position: int = 0
 ) -> Iterator[Batch | BatchProblem]:
     """Every batch (or problem) in ``buf[start:end]``, in file order.
 
@@ -142,7 +147,7 @@ def iter_batches(
         pos += item.size
 
 
-def _batch_at(buf: bytes, pos: int, end: int, base_position: int) -> Batch | BatchProblem:
+def _batch_at(buf: Buffer, pos: int, end: int, base_position: int) -> Batch | BatchProblem:
     """The batch starting at ``pos``, or what is wrong there."""
     at = base_position + pos
     remaining = end - pos
@@ -195,7 +200,7 @@ def _header_complaint(at: int, base_offset: int, batch_length: int, magic: int) 
     return f"impossible batch length {batch_length} in batch header at position {at}"
 
 
-def _parse_header(buf: bytes, pos: int, size: int, base_position: int) -> Batch | BatchProblem:
+def _parse_header(buf: Buffer, pos: int, size: int, base_position: int) -> Batch | BatchProblem:
     (
         base_offset,
         batch_length,
@@ -247,7 +252,7 @@ def _parse_header(buf: bytes, pos: int, size: int, base_position: int) -> Batch 
     )
 
 
-def _plausible_batch_at(buf: bytes, pos: int, end: int) -> bool:
+def _plausible_batch_at(buf: Buffer, pos: int, end: int) -> bool:
     if pos < 0 or end - pos < HEADER_SIZE:
         return False
     base_offset, batch_length, _epoch, magic, crc = HEADER.unpack_from(buf, pos)[:5]
@@ -261,7 +266,7 @@ def _plausible_batch_at(buf: bytes, pos: int, end: int) -> bool:
     )
 
 
-def find_next_batch(buf: bytes, pos: int, end: int) -> int | None:
+def find_next_batch(buf: Buffer, pos: int, end: int) -> int | None:
     """The next index after ``pos`` where a whole, CRC-valid batch starts."""
     magic_at = pos + 1 + 16
     while True:
@@ -273,7 +278,7 @@ def find_next_batch(buf: bytes, pos: int, end: int) -> int | None:
         magic_at += 1
 
 
-def _garbage(buf: bytes, pos: int, end: int, base_position: int, reason: str) -> BatchProblem:
+def _garbage(buf: Buffer, pos: int, end: int, base_position: int, reason: str) -> BatchProblem:
     nxt = find_next_batch(buf, pos, end)
     skipped = (nxt if nxt is not None else end) - pos
     where = (
@@ -291,7 +296,7 @@ def _garbage(buf: bytes, pos: int, end: int, base_position: int, reason: str) ->
 
 
 def _tail_or_garbage(
-    buf: bytes, pos: int, end: int, base_position: int, reason: str
+    buf: Buffer, pos: int, end: int, base_position: int, reason: str
 ) -> BatchProblem:
     """An incomplete batch at the end is a torn tail — unless a valid batch
     follows it, which makes it corruption in the middle."""
@@ -399,7 +404,7 @@ def iter_records(batch: Batch) -> Iterator[Record]:
         )
 
 
-def _read_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
+def _read_bytes(buf: Buffer, pos: int) -> tuple[bytes | None, int]:
     length, pos = wire.read_varint(buf, pos)
     if length < 0:
         return None, pos
@@ -520,10 +525,12 @@ def record_frames(batch: Batch) -> Iterator[tuple[int, int, int, int]]:
                              base_offset + batch.last_offset_delta)
 
 
-def decode_framed(buf: bytes, value_start: int, value_end: int) -> tuple[str, int, int, object]:
+def decode_framed(buf: Buffer, value_start: int, value_end: int
+                  ) -> tuple[str, int, int, dict[str, Any]]:
     """The value at buf[value_start:value_end] decoded: (type name, version, apiKey, data).
     Raises one of VALUE_ERRORS on bytes Kafka would reject."""
-    entry = PREFIX_DECODERS.get(buf[value_start : value_start + 3])
+    # (a bytearray's slice is no key: a TypeError, compiled or not)
+    entry = PREFIX_DECODERS.get(buf[value_start : value_start + 3])  # type: ignore[arg-type]
     if entry is None:  # a long prefix, an unknown type or version
         api_key, version, type_name, data = decode_value(buf, value_start, value_end)
         return type_name, version, api_key, data
@@ -591,7 +598,7 @@ class NoOpRun:
 
     cluster_id: str
     source: str
-    buf: bytes  # the file's bytes: the run's batches are read from it again only when expanded
+    buf: Buffer  # the file's bytes: the run's batches are read from it again only when expanded
     position: int  # of its first batch; the others follow, NOOP_BATCH_SIZE bytes each
     first_offset: int
     count: int
@@ -613,7 +620,7 @@ class NoOpRun:
         return (self.event(i) for i in range(self.count))
 
 
-def iter_events(buf: bytes, cluster_id: str, source: str, noop_runs: bool = False
+def iter_events(buf: Buffer, cluster_id: str, source: str, noop_runs: bool = False
                 ) -> Iterator[MetadataEvent | Quarantined | NoOpRun]:
     """The events of a whole file's bytes: what `iter_batches` and `batch_events` give,
     in one loop. A sound uncompressed batch (magic, length, CRC checked as
@@ -660,7 +667,8 @@ def iter_events(buf: bytes, cluster_id: str, source: str, noop_runs: bool = Fals
                                 base_offset + last_delta, base_ts, KIND_RECORD,
                                 "NO_OP_RECORD", 0, {}, _NOOP_API_KEY, None, epoch)
         elif sound:
-            yield from batch_events(_parse_header(buf, pos, size, 0), cluster_id, source)
+            # sound and uncompressed: its header parses to a Batch
+            yield from batch_events(cast(Batch, _parse_header(buf, pos, size, 0)), cluster_id, source)
         else:
             items, size, torn = items_at(buf, pos, cluster_id, source)
             yield from items
@@ -671,7 +679,7 @@ def iter_events(buf: bytes, cluster_id: str, source: str, noop_runs: bool = Fals
         yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)
 
 
-def items_at(buf: bytes, pos: int, cluster_id: str, source: str
+def items_at(buf: Buffer, pos: int, cluster_id: str, source: str
              ) -> tuple[list[MetadataEvent | Quarantined], int, bool]:
     """The batch at buf[pos] read the general way, every framing check made and said: its
     events (or its problem's quarantine row), its size, and whether it is the torn tail
@@ -682,14 +690,14 @@ def items_at(buf: bytes, pos: int, cluster_id: str, source: str
     return [problem_to_quarantined(item, cluster_id, source)], item.size, item.at_tail
 
 
-def _run(cluster_id: str, source: str, buf: bytes, position: int, next_offset: int, count: int,
+def _run(cluster_id: str, source: str, buf: Buffer, position: int, next_offset: int, count: int,
          epoch: int, max_ts: int) -> NoOpRun | MetadataEvent:
     """A run read by iter_events; a run of one is its event."""
     run = NoOpRun(cluster_id, source, buf, position, next_offset - count, count, epoch, max_ts)
     return run if count > 1 else run.event(0)
 
 
-def _skip_headers(buf: bytes, pos: int, end: int) -> None:
+def _skip_headers(buf: Buffer, pos: int, end: int) -> None:
     count, pos = wire.read_varint(buf, pos)
     for _ in range(max(count, 0)):
         for _part in range(2):
@@ -770,7 +778,7 @@ def encode_record(
     value: bytes | None,
     key: bytes | None = None,
     timestamp_delta: int = 0,
-    headers: list[tuple[bytes, bytes | None]] = (),
+    headers: Sequence[tuple[bytes, bytes | None]] = (),
 ) -> bytes:
     body = bytearray(b"\x00")  # attributes
     body += wire.write_varlong(timestamp_delta)

@@ -57,16 +57,13 @@ def _uuid(raw: bytes) -> str:
     return text
 
 
-_INT32_ARRAY_CACHE: dict[int, Callable] = {}
+# The unpackers of the int32 arrays a record holds (broker lists), by length: the
+# generated decoders index this list instead of calling _int32s (a call per array)
+_INT32_ARRAYS = [struct.Struct(f">{count}i").unpack_from for count in range(256)]
 
 
 def _int32s(count: int) -> Callable:
-    unpack = _INT32_ARRAY_CACHE.get(count)
-    if unpack is None:
-        unpack = struct.Struct(f">{count}i").unpack_from
-        if count < 256:
-            _INT32_ARRAY_CACHE[count] = unpack
-    return unpack
+    return _INT32_ARRAYS[count] if count < len(_INT32_ARRAYS) else struct.Struct(f">{count}i").unpack_from
 
 
 def _null_in_non_nullable(name: str):
@@ -94,6 +91,8 @@ _NAMESPACE: dict[str, Any] = {
     "_uvarint": wire.read_uvarint,
     "_uuid": _uuid,
     "_int32s": _int32s,
+    "_I32": _INT32_ARRAYS,
+    "_UUIDS": _UUID_CACHE,
     "_b64": lambda raw: base64.b64encode(raw).decode("ascii"),
     "_null": _null_in_non_nullable,
     "_overrun": _overrun,
@@ -161,7 +160,9 @@ class _DecoderCompiler:
             ", ".join(local for _, local in run) + f", = {unpacker}(buf, pos)",
             f"pos += {struct.calcsize(fmt)}",
         ]
-        lines += [f"{local} = _uuid({local})" for fl, local in run if fl.type == "uuid"]
+        # a cached text first (topic ids repeat): no call; a text is never empty
+        lines += [f"{local} = _UUIDS.get({local}) or _uuid({local})"
+                  for fl, local in run if fl.type == "uuid"]
         return lines
 
     @staticmethod
@@ -251,7 +252,7 @@ class _DecoderCompiler:
     @staticmethod
     def int32_array(target: str) -> list[str]:
         """Lines reading the int32 array of n elements at pos into target."""
-        return [f"{target} = list(_int32s(n)(buf, pos))"]
+        return [f"{target} = list((_I32[n] if n < {len(_INT32_ARRAYS)} else _int32s(n))(buf, pos))"]
 
     @staticmethod
     def tagged_target(fl: Field) -> str:
@@ -324,7 +325,7 @@ PREFIX_DECODERS: dict[bytes, tuple[str, Callable, int, int]] = {
 
 
 def decode_value(
-    buf: bytes, pos: int = 0, end: int | None = None
+    buf: bytes | bytearray, pos: int = 0, end: int | None = None
 ) -> tuple[int, int, str, dict[str, Any]]:
     """Decode one framed metadata record value.
 

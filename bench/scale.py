@@ -73,7 +73,9 @@ def process_rss() -> dict:
 
     mine = [p for p in parents if descends(p)]
     jvm = [p for p in mine if "java" in cmd[p].split(" ")[0]]
-    workers = [p for p in mine if "pyspark" in cmd[p] and ("daemon" in cmd[p] or "worker" in cmd[p])]
+    # Spark's Python processes (daemons, workers, planners) are the Python programs under the
+    # JVM; the JVM's own command line names pyspark's jars and the worker daemon's module too
+    workers = [p for p in mine if p not in jvm and "python" in os.path.basename(cmd[p].split(" ")[0])]
     return {"driver_mb": _rss_mb(os.getpid()), "jvm_mb": sum(_rss_mb(p) for p in jvm),
             "workers": len(workers), "worker_max_mb": max((_rss_mb(p) for p in workers), default=0.0)}
 

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from proc_tree import descendants, is_jvm
+
 PROVIDERS = {
     "hdfs": {},
     "rocksdb": {"spark.sql.streaming.stateStore.providerClass":
@@ -47,27 +49,9 @@ def _cpu_seconds() -> dict:
     """utime + stime of this process's descendants (the JVM; Spark's Python processes),
     their reaped children included, by kind."""
     ticks = os.sysconf("SC_CLK_TCK")
-    parents, stats, cmds = {}, {}, {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
-                cmds[int(d.name)] = (d / "cmdline").read_bytes().split(b"\0")[0]
-            except OSError:
-                continue
-            parents[int(d.name)], stats[int(d.name)] = int(stat[1]), stat
-
-    def mine(pid):
-        while pid > 1:
-            pid = parents.get(pid, 0)
-            if pid == os.getpid():
-                return True
-        return False
-
     out = {"jvm": 0.0, "python": 0.0}
-    for pid in filter(mine, parents):
-        kind = "jvm" if cmds[pid].endswith(b"java") else "python"
-        out[kind] += sum(int(v) for v in stats[pid][11:15]) / ticks
+    for cmd, fields in descendants().values():  # utime, stime, cutime, cstime
+        out["jvm" if is_jvm(cmd) else "python"] += sum(int(v) for v in fields[11:15]) / ticks
     return out
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_streaming import bench_backfill, noop_heavy_log  # noqa: E402
+from proc_tree import descendants, is_jvm, is_python  # noqa: E402
 
 
 def pct(values, q):
@@ -54,28 +55,9 @@ def _rss_mb(pid: int) -> float:
 
 def process_rss() -> dict:
     """RSS of this driver, its JVM and the Python workers (descendants of this process)."""
-    parents, cmd = {}, {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                stat = (d / "stat").read_text()
-                parents[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-                cmd[int(d.name)] = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-
-    def descends(pid):
-        while pid > 1:
-            pid = parents.get(pid, 0)
-            if pid == os.getpid():
-                return True
-        return False
-
-    mine = [p for p in parents if descends(p)]
-    jvm = [p for p in mine if "java" in cmd[p].split(" ")[0]]
-    # Spark's Python processes (daemons, workers, planners) are the Python programs under the
-    # JVM; the JVM's own command line names pyspark's jars and the worker daemon's module too
-    workers = [p for p in mine if p not in jvm and "python" in os.path.basename(cmd[p].split(" ")[0])]
+    procs = descendants()
+    jvm = [p for p, (cmd, _) in procs.items() if is_jvm(cmd)]
+    workers = [p for p, (cmd, _) in procs.items() if is_python(cmd)]
     return {"driver_mb": _rss_mb(os.getpid()), "jvm_mb": sum(_rss_mb(p) for p in jvm),
             "workers": len(workers), "worker_max_mb": max((_rss_mb(p) for p in workers), default=0.0)}
 

@@ -143,13 +143,15 @@ def _unclean_after_config_change(cluster: KafkaCluster, live: KafkaNode, version
         _wait(cluster, live, "led by 2 (elected uncleanly)", lambda p: p.leader == 2, timeout=60,
               topic=UNCLEAN_TOPIC)
     else:  # no task: still leaderless two bounds later
-        bound_s = (UNCLEAN_INTERVAL_MS + SLACK_MS) / 1000
-        wait_until("a record two bounds after the change",
-                   lambda: _audit(live)[0].last_timestamp_ms > _changed_ms(live) + 2 * bound_s * 1000,
-                   60)
+        def two_bounds_later() -> bool:
+            auditor, events, _ = _audit(live)
+            change = _config_change(events)
+            return change is not None and (auditor.last_timestamp_ms
+                                           > change.timestamp_ms + 2 * (UNCLEAN_INTERVAL_MS + SLACK_MS))
+        wait_until("a record two bounds after the change", two_bounds_later, 60)
     auditor, events, out = _audit(live)
-    change = next(e for e in reversed(events) if isinstance(e, MetadataEvent)
-                  and e.type == "CONFIG_RECORD" and e.data.get("resourceName") == UNCLEAN_TOPIC)
+    change = _config_change(events)
+    assert change is not None
     topic_id = auditor.state.topic_ids[UNCLEAN_TOPIC]
     rows = [r for r in _intervals(out, "unclean_election_overdue") if r.topic_id == topic_id]
     return auditor, events, change, rows
@@ -176,11 +178,10 @@ def _assert_unclean_timer(auditor: Auditor, events: list, change: MetadataEvent,
                           auditor.controller_changes_ms)
 
 
-def _changed_ms(node: KafkaNode) -> int:
-    """When UNCLEAN_TOPIC's config last changed, in the log's time."""
-    return next(e.timestamp_ms for e in reversed(list(read_log_dir(node.metadata_log_dir)))
-                if isinstance(e, MetadataEvent) and e.type == "CONFIG_RECORD"
-                and e.data.get("resourceName") == UNCLEAN_TOPIC)
+def _config_change(events: list) -> MetadataEvent | None:
+    """The newest ConfigRecord of UNCLEAN_TOPIC among the events, if the log holds one yet."""
+    return next((e for e in reversed(events) if isinstance(e, MetadataEvent)
+                 and e.type == "CONFIG_RECORD" and e.data.get("resourceName") == UNCLEAN_TOPIC), None)
 
 
 def _version(version: str) -> tuple[int, int]:

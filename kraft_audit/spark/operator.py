@@ -21,7 +21,7 @@ inputs as tuples: plain data only, no class named. Binary columns only
 (pyspark 4.2 breaks on array types in the state schema), behind a version
 number; a checkpoint of another version is refused with a clear error. The
 shards live in files beside the checkpoint (shard_files.py), the row holding
-only which file holds each (version 5): the whole row crosses the JVM and
+only which file holds each (version 5), for the whole row crosses the JVM and
 the state store every call. A version 4 row (shards in the row) is restored
 and its next write moves them to files.
 

@@ -86,9 +86,9 @@ TOKEN_KEY_PREFIX = "token/"
 # are appended after it read its clock
 TASK_GRACE_S = 5
 # A controller that wins an election starts its periodic tasks (the leader rebalance, the
-# token sweep, the unclean election) one full interval after it becomes active, which is when its LeaderChange
-# record has committed and it has replayed the log before it: after the record's time, by a
-# quorum round trip and its event queue
+# token sweep, the unclean election) one full interval after it becomes active, which is when
+# its LeaderChange record has committed and it has replayed the log before it: after the
+# record's time, by a quorum round trip and its event queue
 CONTROLLER_START_GRACE_S = 5
 
 

@@ -146,8 +146,9 @@ test: install prometheus kafka delta-spark spark-kafka k8s-schemas
 	$(BIN)/python -m pytest -q --durations=15
 
 # Further variants of slow tests `make test` runs one of (a signal to the process as well as to
-# its group), kept out of it for its 25-minute budget; CI runs them (about 1.5 minutes).
-test-variants: install
+# its group; the second Kafka line of the shipper's, the operator's and the side inputs' tests),
+# kept out of it for its 25-minute budget; CI runs them (about 4.5 minutes).
+test-variants: install prometheus kafka delta-spark spark-kafka
 	$(BIN)/python -m pytest -q -m variants
 
 # The contributors' loop: the tests that need no Spark, Kafka, Prometheus or Maven (pip and the

@@ -19,7 +19,7 @@ from kraft_audit.cli.main import build_parser
 from kraft_audit.testing.realkafka.cluster import (KafkaCluster, elr_features, elr_on_by_default, has_elr,
                                           wait_until)
 from promtool_cases import promtool_test
-from services import KAFKA_VERSIONS
+from services import kafka_lines_beyond_the_first_as_variants
 
 pytestmark = pytest.mark.kafka
 
@@ -34,7 +34,7 @@ def run_check(*argv) -> tuple[int, dict]:
     return code, json.loads(out.getvalue())
 
 
-@pytest.mark.parametrize("version", KAFKA_VERSIONS)
+@pytest.mark.parametrize("version", kafka_lines_beyond_the_first_as_variants())
 def test_a_stopped_broker_as_the_operator_sees_it(version, tmp_path):
     with KafkaCluster(version, tmp_path / "kafka", brokers=2, features=elr_features(version),
                       common_config={"min.insync.replicas": str(MIN_ISR)}) as cluster:

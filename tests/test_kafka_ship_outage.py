@@ -34,7 +34,7 @@ from kraft_audit.spark.job import AuditJob
 from kraft_audit.spark.kafka_input import message_events
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, elr_features, wait_until
 from kraft_audit.testing.realkafka.ship_process import TOPIC, ShipProcess, key_partition
-from services import KAFKA_VERSIONS
+from services import kafka_lines_beyond_the_first_as_variants
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -111,7 +111,7 @@ def create_topic(client, name: str, partitions: int, replicas: int, configs: dic
         future.result(30)
 
 
-@pytest.mark.parametrize("version", KAFKA_VERSIONS)
+@pytest.mark.parametrize("version", kafka_lines_beyond_the_first_as_variants())
 def test_the_shipper_rides_out_leader_kills_and_its_duplicates_are_counted(spark, tmp_path, version):
     work = tmp_path / "job"
     with KafkaCluster(version, tmp_path / "kafka", brokers=3, features=elr_features(version),

@@ -21,7 +21,7 @@ from kraft_audit.sideinputs import read_inventories, read_registrations
 from kraft_audit.sideinputs.order import by_time, merge_by_time
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, elr_features, has_elr, release
 import kafka_waits
-from services import KAFKA_VERSIONS
+from services import kafka_lines_beyond_the_first_as_variants
 
 pytestmark = pytest.mark.kafka
 
@@ -68,7 +68,7 @@ def run_check(*argv) -> dict:
     return json.loads(buf.getvalue())
 
 
-@pytest.fixture(params=KAFKA_VERSIONS)
+@pytest.fixture(params=kafka_lines_beyond_the_first_as_variants())
 def cluster(request, tmp_path):
     c = new_cluster(tmp_path / "kafka", request.param, brokers=2)
     try:
@@ -159,7 +159,7 @@ def stream_once(spark, cluster: KafkaCluster, work):
     return tables
 
 
-@pytest.mark.parametrize("version", KAFKA_VERSIONS)
+@pytest.mark.parametrize("version", kafka_lines_beyond_the_first_as_variants())
 def test_stray_replica_after_a_reassignment_while_its_broker_was_offline(version, tmp_path):
     """KIP-550: partition moved from brokers [1, 2] to [2, 3] while broker 1 is down."""
     cluster = new_cluster(tmp_path / "kafka", version, brokers=3)

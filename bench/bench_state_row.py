@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from proc_tree import descendants, is_jvm
+from proc_tree import cpu_seconds
 
 PROVIDERS = {
     "hdfs": {},
@@ -43,16 +43,6 @@ GROUPS = 8
 def pct(values, q):
     values = sorted(values)
     return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
-
-
-def _cpu_seconds() -> dict:
-    """utime + stime of this process's descendants (the JVM; Spark's Python processes),
-    their reaped children included, by kind."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    out = {"jvm": 0.0, "python": 0.0}
-    for cmd, fields in descendants().values():  # utime, stime, cutime, cstime
-        out["jvm" if is_jvm(cmd) else "python"] += sum(int(v) for v in fields[11:15]) / ticks
-    return out
 
 
 def run(spark, work: Path, size: int, mode: str, batches: int, rows: int) -> dict:
@@ -90,11 +80,11 @@ def run(spark, work: Path, size: int, mode: str, batches: int, rows: int) -> dic
     cpu_from, done_from = None, 0
     while (done := len([p for p in query.recentProgress if p["numInputRows"] > 0])) < batches:
         if cpu_from is None and done >= 2:  # after the warm-up
-            cpu_from, done_from = _cpu_seconds(), done
+            cpu_from, done_from = cpu_seconds(), done
         time.sleep(0.2)
         if query.exception():
             raise RuntimeError(query.exception())
-    cpu_to = _cpu_seconds()
+    cpu_to = cpu_seconds()
     query.stop()
     progress = [p for p in query.recentProgress if p["numInputRows"] > 0][2:batches]  # after the warm-up
     stores = [p["stateOperators"][0] for p in progress]

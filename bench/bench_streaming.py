@@ -109,10 +109,12 @@ def bench_backfill(spark, work: Path, log: Path, records: int, buckets: int, per
     assert job.run(available_now=True), job.query.exception()
     wall = time.perf_counter() - t0
     first = done[min(done)] - t0 if done else 0.0
+    last = done[max(done)] - t0 if done else 0.0  # the rest of the wall: the final compaction
     rest = [b for b in done if b != min(done)]
     steady = (records * len(rest) / max(len(done), 1)) / (wall - first) if rest else float("nan")
     states = [s["state_bytes"] for s in job.writer.last_stats]
-    return {"wall_s": wall, "batches": job.writer.batches, "first_batch_s": first, "steady_rate": steady,
+    return {"wall_s": wall, "batches": job.writer.batches, "first_batch_s": first, "last_batch_s": last,
+            "steady_rate": steady,
             "rate": records / wall, "state_bytes_max": max(states, default=0),
             "state_bytes_total": sum(states), "violations": job.writer.totals.get("violations", 0),
             "cfg": cfg}

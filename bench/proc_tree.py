@@ -45,3 +45,15 @@ def is_python(cmd: str) -> bool:
     """Spark's Python processes (daemons, workers, planners) are the Python programs under
     the JVM; the JVM's own command line names pyspark's jars and the worker daemon's module."""
     return "python" in program(cmd)
+
+
+def cpu_seconds() -> dict:
+    """utime + stime of this process ("driver": the driver's Python, the Delta writes and the
+    compaction thread included) and of its descendants (the JVM; Spark's Python processes),
+    their reaped children included, by kind."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    own = os.times()
+    out = {"driver": own.user + own.system, "jvm": 0.0, "python": 0.0}
+    for cmd, fields in descendants().values():  # utime, stime, cutime, cstime
+        out["jvm" if is_jvm(cmd) else "python"] += sum(int(v) for v in fields[11:15]) / ticks
+    return out

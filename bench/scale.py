@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_streaming import bench_backfill, noop_heavy_log  # noqa: E402
-from proc_tree import descendants, is_jvm, is_python  # noqa: E402
+from proc_tree import cpu_seconds, descendants, is_jvm, is_python  # noqa: E402
 
 
 def pct(values, q):
@@ -205,6 +205,7 @@ class Steady:
         self.job.start(available_now=False)
         time.sleep(6)  # the first micro-batch (workers start, state loads) before the clock starts
         start = time.monotonic()
+        cpu_from, written_from = cpu_seconds(), len(self.written)
         ticks = int(self.seconds * 10)
         for i in range(ticks):
             delay = start + i / 10 - time.monotonic()
@@ -223,6 +224,11 @@ class Steady:
                 break
             time.sleep(0.2)
         self.rss.append(process_rss())
+        cpu_to = cpu_seconds()
+        # CPU (user + sys) of the steady run by process kind: in all, and per 1,000 records appended
+        # (a micro-batch's CPU depends on how many records it took, which the load decides)
+        self.cpu = {k: cpu_to[k] - cpu_from[k] for k in cpu_to}
+        self.cpu_batches = len(self.written) - written_from
         progress = [p for p in self.job.query.recentProgress if p["numInputRows"] > 0]
         self.job.query.stop()
         self.log.close()
@@ -246,13 +252,13 @@ class Steady:
                  for name in ("numRowsUpdated", "allUpdatesTimeMs", "commitTimeMs", "memoryUsedBytes")}
         store["custom"] = {k: pct([s.get("customMetrics", {}).get(k, 0) for s in stores], 0.5)
                            for k in (stores[0].get("customMetrics", {}) if stores else {})}
-        return {"achieved_rate": self.log.records / appended_s if appended_s else 0,
+        return {"achieved_rate": self.log.records / appended_s if appended_s else 0, "records": self.log.records,
                 "batches": len(walls), "wall_p50": pct(walls, 0.5), "wall_p99": pct(walls, 0.99),
                 "run_p50": pct([a for a, _ in split], 0.5), "delta_p50": pct([b for _, b in split], 0.5),
                 "delta_p99": pct([b for _, b in split], 0.99),
                 "lat_p50": pct(lat, 0.5), "lat_p99": pct(lat, 0.99), "samples": len(lat),
                 "phases": phases, "store": store,
-                "state_bytes": state, "rebuilt_share": self.rebuilt[0] / max(self.rebuilt[1], 1),
+                "cpu": self.cpu, "cpu_batches": self.cpu_batches, "state_bytes": state, "rebuilt_share": self.rebuilt[0] / max(self.rebuilt[1], 1),
                 "driver_mb": max(r["driver_mb"] for r in self.rss), "jvm_mb": max(r["jvm_mb"] for r in self.rss),
                 "worker_mb": max(r["worker_max_mb"] for r in self.rss),
                 "workers": max(r["workers"] for r in self.rss)}
@@ -410,7 +416,8 @@ def main() -> int:
             print(f"\n{n:,} partitions: log of {boot_records:,} records written in {time.perf_counter() - t0:.1f} s")
             boot = bench_backfill(spark, path, path / "log", boot_records, args.buckets, args.per_trigger)
             print(f"  bootstrap: {boot['rate']:,.0f} records/s end to end; first micro-batch written after "
-                  f"{boot['first_batch_s']:.1f} s, all of it audited and written after {boot['wall_s']:.1f} s "
+                  f"{boot['first_batch_s']:.1f} s, the last after {boot['last_batch_s']:.1f} s, all of it "
+                  f"audited and written (partition_state compacted) after {boot['wall_s']:.1f} s "
                   f"({boot['batches']} micro-batches)")
             steady = Steady(spark, boot["cfg"], path / "log", n, args.rate, args.seconds).run()
             # under load a micro-batch can outlast the run: nan then says no batch followed the warm-up
@@ -426,6 +433,12 @@ def main() -> int:
                   f"({steady['workers']} processes)")
             # where a steady micro-batch's wall goes (Spark's durationMs, p50 s) and the state store's
             # figures (the stateful operator's progress, p50 per micro-batch)
+            per_k = 1000 / max(steady["records"], 1)
+            print(f"  CPU (user + sys) of the steady run ({steady['records']:,} records, "
+                  f"{steady['cpu_batches']} micro-batches written), s: "
+                  + ", ".join(f"{k} {v:.2f}" for k, v in steady["cpu"].items())
+                  + "; per 1,000 records: " + ", ".join(f"{k} {v * per_k:.3f}" for k, v in steady["cpu"].items())
+                  + f" (load {os.getloadavg()[0]:.1f})")
             print("  micro-batch phases p50 s: " + ", ".join(f"{k} {v:.2f}" for k, v in steady["phases"].items()))
             print("  state store p50: " + ", ".join(f"{k} {v:,.0f}" for k, v in steady["store"].items()
                                                     if k != "custom")

@@ -650,3 +650,59 @@ def test_a_row_with_its_shards_inside_is_restored_and_moves_them_to_files(sim, t
     assert {s[0] for s in states.values()} == {op.STATE_VERSION}
     for table in ("violations", "conditions", "partitions", "brokers", "quarantine", "gauges"):
         assert out[table] == expected[table], table
+
+
+def test_a_failed_attempts_shard_files_go_once_a_committed_row_names_a_newer_file(sim, tmp_path):
+    """A shard file no committed row names (a task attempt that failed after writing it, a
+    `.partial` a crash left) is deleted by a call on a committed row whose newest file is
+    newer than it by the margin; a file newer than the row's files (the attempt running
+    now, or one still running) is kept, and every file a row names stays."""
+    import os
+
+    from kraft_audit.spark import shard_files
+
+    result, log, _side = sim
+    audit = op.OperatorConfig(buckets=1, timeout_ms=0, shard_dir=str(tmp_path))
+    key = (result.cluster_id, 0)
+    folder = shard_files.bucket_dir(str(tmp_path), *key)
+    records = [e for e in log if isinstance(e, MetadataEvent)]
+    committed = new_state()
+    list(op.audit_group(key, iter([frame(records)]), committed, audit))
+    part = next(iter(op.resume_bucket(audit, *key, committed.get)[0].state.partitions.values()))
+    last = records[-1]
+
+    def change(i: int) -> MetadataEvent:
+        offset = last.offset + 1 + i
+        return MetadataEvent(result.cluster_id, "x.log", 0, offset, offset, offset, last.timestamp_ms + 1,
+                             KIND_RECORD, "PARTITION_CHANGE_RECORD", 0,
+                             {"topicId": part.topic_id, "partitionId": part.partition, "leader": part.leader})
+
+    def age(name: str, seconds_ago: float) -> None:
+        when = time.time() - seconds_ago
+        os.utime(folder / name, (when, when))
+
+    def call(row, item) -> tuple:
+        state = new_state(row)
+        list(op.audit_group(key, iter([frame([item])]), state, audit))
+        return state.get
+
+    margin = shard_files.ORPHAN_MARGIN_S
+    for name in shard_files.unpack(committed.get[4])["files"]:
+        age(name, 3 * margin)
+    failed = call(committed.get, change(0))  # its batch fails: this row is never committed
+    (failed_file,) = set(shard_files.unpack(failed[4])["files"]) - set(shard_files.unpack(committed.get[4])["files"])
+    age(failed_file, 2 * margin)
+    (folder / "crashed.partial").write_bytes(b"half")
+    age("crashed.partial", 2 * margin)
+    op._LIVE.clear()  # the batch runs again, maybe in the other worker
+    rerun = call(committed.get, change(0))
+    assert {failed_file, "crashed.partial"} <= {p.name for p in folder.iterdir()}  # newer than the row's files
+    (folder / "running.partial").write_bytes(b"now")  # another attempt writing as this call runs
+    after = call(rerun, change(1))
+    on_disk = {p.name for p in folder.iterdir()}
+    assert failed_file not in on_disk and "crashed.partial" not in on_disk
+    assert "running.partial" in on_disk
+    assert set(shard_files.unpack(after[4])["files"]) <= on_disk
+    op._LIVE.clear()
+    restored, _, _, _ = op.resume_bucket(audit, *key, after)
+    assert restored.state.partitions[(part.topic_id, part.partition)].partition_epoch == part.partition_epoch + 2

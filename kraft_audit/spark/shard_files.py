@@ -16,7 +16,8 @@ goes to the state store; files a row no longer names are listed in that row as
 garbage and deleted by the next call on that row, which Spark runs only once the
 batch that wrote the row is committed (a batch run again starts from the row before
 it, which names none of them). A file a failed attempt wrote and no committed row
-names stays behind (a few per failed task).
+names (an orphan) goes in a later call on a committed row whose newest named file is
+newer than it by ORPHAN_MARGIN_S (`collect_garbage`).
 
 When the files a row names hold more than twice the bytes of its live shards (or too
 many files), the call writes every shard into its file instead (compaction): about
@@ -38,6 +39,9 @@ from pathlib import Path
 DIR_NAME = "kraft-audit-shards"  # beside the checkpoint's own folders
 MAX_FILES = 32  # a rebuild reads at most this many files per bucket
 MAX_OVERHEAD = 2.0  # compaction when the named files hold more than this times the live bytes
+# An orphan must be older than the row's newest file by this much: executors on other
+# hosts writing to a shared volume may date files by clocks that differ a little.
+ORPHAN_MARGIN_S = 600.0
 
 Blobs = dict  # table -> shard -> bytes (core/snapshot.Snapshot.shards, and TOPOLOGY)
 TOPOLOGY = "topology"  # the snapshot's topology part, kept as the one shard of this table
@@ -70,12 +74,45 @@ def load(folder: Path, manifest: dict) -> Blobs:
 
 
 def collect_garbage(folder: Path, manifest: dict) -> None:
-    """Delete the files the row's writer dropped (it is committed: see the module doc)."""
+    """Delete the files the row's writer dropped and the orphans (the row is committed:
+    see the module doc). An orphan is a file the row does not name that is older than
+    the newest file it names by ORPHAN_MARGIN_S: every file a later committed row can
+    name is either named by this row or written by a call that started after this row was
+    committed, so after all of its files (a failed attempt's file, a `.partial` left by
+    a crash). A file written since, by this call's other attempts too, is newer: kept."""
     for name in manifest["garbage"]:
-        try:
-            (folder / name).unlink()
-        except FileNotFoundError:  # deleted by an earlier attempt of this call
-            pass
+        _unlink(folder / name)
+    named = manifest["files"]
+    if not named:  # nothing to date the orphans by (a version 4 row, a bucket never saved)
+        return
+    written = _mtimes(folder)
+    newest = max(written.get(name, 0.0) for name in named)
+    for name, mtime in written.items():
+        if name not in named and mtime < newest - ORPHAN_MARGIN_S:
+            _unlink(folder / name)
+
+
+def _mtimes(folder: Path) -> dict[str, float]:
+    """name -> modification time of the folder's files (one another attempt deletes meanwhile
+    is left out)."""
+    written = {}
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    written[entry.name] = entry.stat().st_mtime
+                except FileNotFoundError:
+                    pass
+    except FileNotFoundError:
+        pass
+    return written
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:  # deleted by an earlier attempt of this call
+        pass
 
 
 def written_since(blobs: Blobs, before: Blobs) -> Blobs:

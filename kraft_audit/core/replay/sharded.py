@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pickle
 import zlib
+from operator import attrgetter
 from typing import Any, Callable, Iterator
 
 from kraft_audit.core.replay.partition import FIELDS, Partition
@@ -179,9 +180,14 @@ def partition_table(blobs: dict[int, bytes] | None = None) -> ShardedDict:
     return ShardedDict(blobs, pack=_pack_partition, unpack=_unpack_partition)
 
 
+# a Partition's fields as one tuple in one C call: a save packs every partition of each
+# shard it writes (about 60 a shard at a million partitions)
+_FIELDS_OF = attrgetter(*FIELDS)
+
+
 # at module level, not closures: a compiled closure keeps a reference cycle
 def _pack_partition(_key, p) -> tuple:
-    return tuple([getattr(p, n) for n in FIELDS])
+    return _FIELDS_OF(p)
 
 
 def _unpack_partition(fields) -> tuple:

@@ -5,8 +5,8 @@ into extension modules beside their sources, which Python imports instead of the
     python deploy/compiled/build.py --clean   # remove what it built (`make compiled-clean`)
 
 Nothing else changes: without the build, or after --clean, the same sources run as Python
-(tests/test_compiled.py holds both to the same bytes). The record decoders the codec
-generates at run time stay interpreted, and so does every module not listed here.
+(tests/test_compiled.py holds both to the same bytes). Every module not listed here stays
+interpreted (dump's line writers among them: source the codec execs at import).
 docs/ARCHITECTURE.md ("Where the time goes") has the figures.
 """
 
@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = [
     "kraft_audit/core/events.py",
     "kraft_audit/core/codec/batches.py",  # framing, CRC and the turn into events
+    "kraft_audit/core/codec/generated_decoders.py",  # the record decoders (codec/codegen.py)
     "kraft_audit/core/event_loop.py",
     "kraft_audit/core/findings.py",
     "kraft_audit/core/watch.py",

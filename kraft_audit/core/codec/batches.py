@@ -15,7 +15,7 @@ import gzip
 import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias, cast
+from typing import Any, cast
 
 import cramjam
 from crc32c import crc32c
@@ -27,13 +27,10 @@ from kraft_audit.core.codec.records import (
     decode_control,
     decode_value,
 )
+from kraft_audit.core.codec.wire import Buffer
 from kraft_audit.core.events import KIND_CONTROL, KIND_RECORD, UNKNOWN_RECORD, MetadataEvent, Quarantined
 from kraft_audit.errors import FramingProblem
 
-# What the readers are given: a file's bytes or a Kafka message's value (a bytearray from
-# pyspark's rows). Said in full for the compiled build: mypyc checks an argument's type,
-# and its `bytes` takes no bytearray.
-Buffer: TypeAlias = bytes | bytearray
 HEADER = struct.Struct(">qiibIhiqqqhii")  # the 61-byte v2 header, field by field
 HEADER_SIZE = HEADER.size
 LOG_OVERHEAD = 12  # baseOffset + batchLength precede what batchLength counts

@@ -25,14 +25,10 @@ from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from kraft_audit.core.codec.records import _NAMESPACE as _DECODE_NAMESPACE
-from kraft_audit.core.codec.records import (
-    FRAME_VERSION,
-    UNKNOWN_TAGGED_FIELDS,
-    SourceCompiler,
-    _DecoderCompiler,
-    _int32s,
-)
+from kraft_audit.core.codec.codegen import DecoderCompiler, SourceCompiler
+from kraft_audit.core.codec.decodesupport import NAMESPACE as _DECODE_NAMESPACE
+from kraft_audit.core.codec.decodesupport import UNKNOWN_TAGGED_FIELDS, int32s
+from kraft_audit.core.codec.records import FRAME_VERSION
 from kraft_audit.core.codec.schemas import METADATA_RECORDS, Field, fields_for
 
 _INTS = {"int8", "int16", "uint16", "int32", "int64"}
@@ -152,14 +148,14 @@ _I32_TEXT_LIMIT = 1 << 16
 
 def _i32_text(buf: bytes, pos: int, n: int) -> str:
     raw = buf[pos : pos + 4 * n]
-    text = "[" + ",".join(map(str, _int32s(n)(raw))) + "]"
+    text = "[" + ",".join(map(str, int32s(n)(raw))) + "]"
     if len(_I32_TEXT) >= _I32_TEXT_LIMIT:
         _I32_TEXT.clear()
     _I32_TEXT[raw] = text
     return text
 
 
-class _LineCompiler(_DecoderCompiler):
+class _LineCompiler(DecoderCompiler):
     """One function per (type, version) from the value's body bytes to the JSON text of
     `"type":...,"version":V,"data":{...}`, as `_WriterCompiler`'s writer gives it of the
     decoder's dict: the decoder's own field reads and checks (the same compiler), into
@@ -250,7 +246,7 @@ def _compile_lines() -> dict[bytes, Callable[[bytes, int, int], tuple[str, int]]
             if schema.api_key < 0x80 and version < 0x80:  # the prefix the batch reader looks up
                 names[bytes((FRAME_VERSION, schema.api_key, version))] = compiler.struct_function(
                     schema.fields, version, PAYLOAD_HEADS[(schema.type_name, version)])
-    namespace = {**_DECODE_NAMESPACE, **_NAMESPACE, **compiler.structs, **compiler.constants,
+    namespace = {**_DECODE_NAMESPACE, **_NAMESPACE, **compiler.unpackers(), **compiler.constants,
                  "_I32_TEXT": _I32_TEXT, "_i32_text": _i32_text}
     exec("\n".join(compiler.sources), namespace)  # noqa: S102 - source generated from our own schema table
     return {prefix: namespace[name] for prefix, name in names.items()}

@@ -40,7 +40,8 @@ from kraft_audit.core.codec.batches import (
     record_frames,
     value_problem,
 )
-from kraft_audit.core.codec.records import FRAME_VERSION, _uuid
+from kraft_audit.core.codec.decodesupport import uuid_text
+from kraft_audit.core.codec.records import FRAME_VERSION
 from kraft_audit.core.codec.schemas import METADATA_RECORDS, MessageSchema, fields_for
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined
 from kraft_audit.errors import FramingProblem
@@ -110,7 +111,7 @@ def _reader(layout: dict[str, int]) -> tuple[int, Callable | None]:
               f"    {', '.join(names)}, = _unpack(buf, start + 3)\n"
               f"    return {values.get('topic_id', 'None')}, {values.get('partition_id', 'None')}, "
               f"{values.get('broker_id', 'None')}\n")
-    namespace = {"_unpack": struct.Struct(spec).unpack_from, "_uuid": _uuid}
+    namespace = {"_unpack": struct.Struct(spec).unpack_from, "_uuid": uuid_text}
     exec(source, namespace)  # noqa: S102 - source generated from our own schema table
     return at, namespace["read"]
 

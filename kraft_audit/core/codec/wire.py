@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import base64
 import struct
+from typing import TypeAlias
+
 from kraft_audit.errors import WireError  # noqa: F401 (exported here too)
+
+# What the readers are given: a file's bytes or a Kafka message's value (a bytearray from
+# pyspark's rows). Said in full for the compiled build: mypyc checks an argument's type,
+# and its `bytes` takes no bytearray.
+Buffer: TypeAlias = bytes | bytearray
 
 INT16 = struct.Struct(">h")
 INT32 = struct.Struct(">i")

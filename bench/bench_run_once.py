@@ -15,7 +15,8 @@ part. Runs are interleaved across --trees (checkouts of the project to compare:
 each run imports kraft_audit from its tree, on PYTHONPATH, in the driver and the
 workers), --runs rounds; medians per tree and log.
 
-    python bench/bench_run_once.py [--trees A,B] [--env NAME=VALUE] [--runs 3] [--small] [--logs worst,noop]
+    python bench/bench_run_once.py [--trees A,B] [--env NAME=VALUE] [--python PATH] [--runs 3]
+        [--small] [--logs worst,noop] [--event-log] [--run-arg ARG]
 
 `make bench` runs it as it runs every bench_*.py: one round on this checkout.
 """
@@ -107,13 +108,22 @@ class Sampler(threading.Thread):
 
 
 def run_once(tree: Path, log: Path, work: Path, processes: bool = False,
-             extra_env: dict[str, str] | None = None) -> dict[str, float]:
+             extra_env: dict[str, str] | None = None, event_log: bool = False,
+             python: str = sys.executable, args: tuple[str, ...] = ()) -> dict[str, float]:
     from bench_side_by_side import batch_span, spark_once
 
     shutil.rmtree(work, ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": str(tree), **(extra_env or {})}
+    argv = [python, *spark_once(log, work)[1:], *args]
+    if event_log:  # Spark's own record of the run: its micro-batches' phases and stages
+        (work / "events").mkdir(parents=True)
+        (work / "events.yaml").write_text(
+            f"spark:\n  conf:\n    spark.eventLog.enabled: 'true'\n"
+            f"    spark.eventLog.compress: 'false'\n    spark.eventLog.rolling.enabled: 'false'\n"
+            f"    spark.eventLog.dir: 'file://{work / 'events'}'\n")
+        argv += ["--config", str(work / "events.yaml")]
     start = time.perf_counter()
-    proc = subprocess.Popen(spark_once(log, work), cwd=tree, env=env,
+    proc = subprocess.Popen(argv, cwd=tree, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     sampler = Sampler(proc.pid)
     sampler.start()
@@ -132,6 +142,10 @@ def run_once(tree: Path, log: Path, work: Path, processes: bool = False,
     if processes:
         for pid, (kind, cpu, cmd) in sorted(sampler.last.items()):
             print(f"  {pid} {kind:<15} {cpu:6.2f} s  {cmd}")
+    if event_log:
+        from spark_event_log import newest_log, summarize
+
+        print(summarize(newest_log(work / "events")), flush=True)
     out = sampler.by_kind()
     out["wall"] = wall
     out["micro-batches"] = batch_span(work / "tables") or float("nan")
@@ -151,13 +165,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small", action="store_true", help="1k partitions, 3k changes")
     parser.add_argument("--logs", default="worst,noop")
     parser.add_argument("--processes", action="store_true", help="print every process of every run")
+    parser.add_argument("--event-log", action="store_true",
+                        help="print each run's micro-batches and stages from Spark's event log")
+    parser.add_argument("--python", action="append", default=[], metavar="PATH",
+                        help="also run the first tree with this interpreter (another venv: "
+                             "other versions of the dependencies)")
+    parser.add_argument("--run-arg", action="append", default=[], metavar="ARG",
+                        help="an argument added to every `run --once` (e.g. --run-arg=--max-records-per-trigger=500000)")
     args = parser.parse_args(argv)
     if args.small:
         args.partitions, args.changes = 1000, 3000
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    trees = [(Path(t).resolve(), {}) for t in args.trees.split(",")]
-    trees += [(trees[0][0], dict([e.split("=", 1)])) for e in args.env]
+    trees = [(Path(t).resolve(), {}, sys.executable) for t in args.trees.split(",")]
+    trees += [(trees[0][0], dict([e.split("=", 1)]), sys.executable) for e in args.env]
+    trees += [(trees[0][0], {}, python) for python in args.python]
     from bench_side_by_side import build_logs
 
     results: dict[tuple[str, str], list[dict[str, float]]] = {}
@@ -167,11 +189,13 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.runs):
             for name, (log, records) in logs.items():
                 # interleaved: a round's order alternates, so no tree always runs first
-                for tree, env in (trees if r % 2 == 0 else trees[::-1]):
+                for tree, env, python in (trees if r % 2 == 0 else trees[::-1]):
                     load = os.getloadavg()[0]
-                    res = run_once(tree, log, Path(tmp) / "work", args.processes, env)
+                    res = run_once(tree, log, Path(tmp) / "work", args.processes, env, args.event_log,
+                                   python, tuple(args.run_arg))
                     res["load"] = load
-                    label = tree.name + "".join(f" {k}={v}" for k, v in env.items())
+                    label = tree.name + "".join(f" {k}={v}" for k, v in env.items()) \
+                        + ("" if python == sys.executable else f" ({python})")
                     results.setdefault((name, label), []).append(res)
                     print(f"{datetime.now(timezone.utc):%H:%M:%S} {name} {label}: " + ", ".join(
                         f"{k} {v:.2f}" for k, v in res.items()), flush=True)

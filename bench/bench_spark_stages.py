@@ -89,6 +89,7 @@ def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dic
     from pyspark.sql.types import StructType
 
     from kraft_audit.core import audit as core_audit
+    from kraft_audit.core.codec import logdir
     from kraft_audit.spark import operator as op
     from kraft_audit.spark.source import KraftLogStreamReader, LogRangePartition
     from kraft_audit.testing.operator_calls import target_buckets
@@ -103,7 +104,9 @@ def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dic
     gc.callbacks.append(collector)
     packed = event_rows.to_record_batch
     packed_keys = event_rows.key_record_batch
-    if not pack:  # as before the sources packed NoOps: one row each
+    runs = logdir.noop_run_length
+    if not pack:  # as before the sources packed NoOps: one row each (and a Batch each)
+        logdir.noop_run_length = lambda buf, pos, end, limit: (0, 0, 0)
         event_rows.to_record_batch = lambda items, pack_noops=False, epochs=False: \
             packed(items, epochs=epochs)
 
@@ -165,6 +168,7 @@ def profile(log: Path, buckets: int, max_records: int, pack: bool = True) -> dic
         core_audit.Auditor.process = process
         event_rows.to_record_batch = packed
         event_rows.key_record_batch = packed_keys
+        logdir.noop_run_length = runs
         unwrap()
     result = dict(TIMES)
     result[COLLECTOR] = result.pop(COLLECTOR, 0.0)  # printed after the stages it is part of

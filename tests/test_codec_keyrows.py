@@ -381,3 +381,72 @@ def test_the_file_source_reads_every_planned_range_as_the_full_decode(log_dir):
                 chunks += 1
         start = end
     assert chunks > 1
+
+
+def noop_runs_log() -> bytes:
+    """Runs of NoOp batches, cut by all that ends a run: another batch, a new Raft epoch,
+    a gap in the offsets, a NoOp batch the general path takes (compressed, with a key, two
+    NoOps, a control batch), a lone NoOp."""
+    noop = encode_value("NO_OP_RECORD", 0, {})
+    leader = encode_control("LEADER_CHANGE", {"leaderId": 1, "voters": []})
+
+    def run(first: int, last: int, epoch: int = 1) -> list[bytes]:
+        return [encode_batch(o, [noop], 1000 + 7 * o, epoch) for o in range(first, last + 1)]
+
+    return b"".join([
+        *run(0, 9), encode_batch(10, [pcr(1)], 1070, 1),
+        *run(11, 15), *run(16, 19, epoch=2),  # a new epoch
+        *run(25, 29, epoch=2),  # a gap
+        encode_batch(30, [noop], 1210, 2, compression=COMPRESSION_GZIP), *run(31, 33, epoch=2),
+        encode_batch(34, [noop], 1238, 2, keys=[b"k"]), *run(35, 35, epoch=2),
+        encode_batch(36, [noop, noop], 1252, 2), *run(38, 41, epoch=2),
+        encode_batch(42, [leader[1]], 1294, 3, control=True, keys=[leader[0]]), *run(43, 50, epoch=3),
+    ])
+
+
+def test_runs_of_noop_batches_read_as_the_full_decode(tmp_path, monkeypatch):
+    """The file source takes a run of NoOp batches whole (`noop_run_length`, one
+    `NoOpBatches` among the rows, packed from its bytes): the rows of the full decode, chunk
+    for chunk, wherever a chunk's bound or the range's min_offset cuts a run; and, on
+    damaged and torn input, the rows it sent with a Batch for each NoOp batch."""
+    from kraft_audit.core.codec import batches, logdir
+    from kraft_audit.spark import source
+    from kraft_audit.spark.source import ReadRange, read_range
+
+    log = noop_runs_log()
+    segment = tmp_path / "__cluster_metadata-0" / "00000000000000000000.log"
+    segment.parent.mkdir(parents=True)
+    taken = []
+
+    def runs(on: bool) -> None:
+        monkeypatch.setattr(logdir, "noop_run_length", (lambda *a: taken.append(
+            batches.noop_run_length(*a)) or taken[-1]) if on else (lambda *a: (0, 0, 0)))
+
+    def chunks(buf: bytes, min_offset: int, full_decode: bool = False) -> list:
+        segment.write_bytes(buf)
+        r = ReadRange(str(tmp_path), "c", segment.name, 0, len(buf), min_offset)
+        return [event_rows.to_record_batch(c, pack_noops=True, epochs=True) if full_decode
+                else event_rows.key_record_batch(c) if isinstance(c, KeyRows)
+                else event_rows.to_record_batch(c, pack_noops=True, epochs=True)
+                for c in read_range(r, keys=not full_decode)]
+
+    def same_chunks(buf: bytes, min_offset: int = 0, full_decode: bool = False) -> None:
+        runs(False)
+        want = chunks(buf, min_offset, full_decode)
+        runs(True)
+        got = chunks(buf, min_offset)
+        assert len(got) == len(want) and all(g.equals(w) for g, w in zip(got, want)), \
+            (min_offset, source._READ_CHUNK_RECORDS)
+
+    for chunk in (1, 2, 3, 7, 20_000):
+        monkeypatch.setattr(source, "_READ_CHUNK_RECORDS", chunk)
+        for min_offset in (0, 3, 12, 17, 40, 60):
+            same_chunks(log, min_offset, full_decode=True)
+    assert max(count for count, _, _ in taken) == 10  # the runs were taken whole
+    monkeypatch.setattr(source, "_READ_CHUNK_RECORDS", 5)
+    for cut in range(0, len(log), 13):  # torn anywhere
+        same_chunks(log[:cut])
+    for flip in range(0, len(log), 11):  # one byte damaged anywhere
+        damaged = bytearray(log)
+        damaged[flip] ^= 0x5A
+        same_chunks(bytes(damaged))

@@ -48,8 +48,9 @@ from typing import Any, Iterable
 import numpy as np
 import pyarrow as pa
 
-from kraft_audit.core.codec.batches import VALUE_ERRORS, decode_record_value, value_problem
-from kraft_audit.core.codec.keyrows import ROW_FIELDS, KeyRows, key_columns
+from kraft_audit.core.codec.batches import (BASE_TIMESTAMP_AT, NOOP_BATCH_SIZE, VALUE_ERRORS, decode_record_value,
+                                            value_problem)
+from kraft_audit.core.codec.keyrows import ROW_FIELDS, KeyRows, NoOpBatches, key_columns
 from kraft_audit.core.events import (KIND_CONTROL, KIND_RECORD, NO_OFFSET, UNKNOWN_RECORD, MetadataEvent,
                                      Quarantined)
 
@@ -284,30 +285,43 @@ def to_record_batch(items: Iterable[MetadataEvent | Quarantined], pack_noops: bo
 def key_record_batch(rows: KeyRows) -> pa.RecordBatch:
     """What `to_record_batch(items, pack_noops=True, epochs=True)` gives for the items a source read,
     from the rows the codec read by their keys (`KeyRows`: a record's value travels
-    undecoded, the operator decodes it) and the objects among them."""
+    undecoded, the operator decodes it; a run of NoOp batches is packed from its bytes)
+    and the objects among them."""
     n = len(rows.rows)
 
-    def offset_of(i: int) -> int:
+    def offset_of(i: int) -> int:  # a NoOp's offset, or a run's last
         row = rows.rows[i]
-        return rows.items[i].offset if row is None else row[_ROW_OFFSET]
+        return rows.items[i].offset if row is None else \
+            row.last_offset if row.__class__ is NoOpBatches else row[_ROW_OFFSET]
 
-    keep, packed = None, []
+    keep, packed, newest_rows = None, [], {}
     for (cluster_id, source), at in rows.noops.items():
-        if len(at) < 2:
+        entries = [rows.rows[i] for i in at]  # a NoOp's row (None: its object's), or a NoOpBatches
+        if not at or (len(at) < 2 and entries[0].__class__ is not NoOpBatches):
             continue
-        offsets = [offset_of(i) for i in at]
-        newest = at[offsets.index(max(offsets))]  # the first of the newest, as _packed_rows
-        rest = [i for i in at if i != newest]
+        lasts = [offset_of(i) for i in at]
+        newest = lasts.index(max(lasts))  # the first of the newest, as _packed_rows
         if keep is None:
             keep = bytearray(b"\x01") * n
-        for i in rest:
-            keep[i] = 0
-        packed.append((rest[0], noop_offsets_row(cluster_id, source, [offset_of(i) for i in rest])))
+        offsets: list = []  # runs' as arrays, the rows' between them as lists
+        for k, (i, e) in enumerate(zip(at, entries)):
+            if e.__class__ is NoOpBatches:
+                if k == newest:  # its last NoOp goes as a row, the others packed
+                    newest_rows[i] = e.row(cluster_id, source, int(_run_times(e)[-1]))
+                offsets.append(np.arange(e.first_offset, e.last_offset + (k != newest), dtype=np.int64))
+            elif k != newest:
+                if not offsets or offsets[-1].__class__ is not list:
+                    offsets.append([])
+                offsets[-1].append(lasts[k])
+            keep[i] = i in newest_rows or (k == newest and e.__class__ is not NoOpBatches)
+        first_packed = at[1] if newest == 0 and entries[0].__class__ is not NoOpBatches else at[0]
+        packed.append((first_packed, noop_offsets_row(cluster_id, source, np.concatenate(
+            [np.asarray(o, dtype=np.int64) for o in offsets]))))
     if keep is None:
         kept, items = rows.rows, rows.items
     else:  # the packed NoOps leave before any column is built (most of a real log)
         index = list(itertools.compress(range(n), keep))
-        kept = [rows.rows[i] for i in index]
+        kept = [newest_rows.get(i, rows.rows[i]) for i in index]
         items = {j: rows.items[i] for j, i in enumerate(index) if rows.rows[i] is None}
     n = len(kept)
     blank = (None,) * len(ROW_FIELDS)
@@ -321,12 +335,41 @@ def key_record_batch(rows: KeyRows) -> pa.RecordBatch:
     # as _packed_rows: the NOOP_OFFSETS rows after the others, in the order of their first NoOp;
     # then, as _epochs_rows, a BATCH_EPOCHS row per log file
     extra = [row for _, row in sorted(packed, key=lambda p: p[0])]
-    extra.extend(batch_epochs_row(c, s, tuple(zip(*batches))[1:]) for (c, s), batches in rows.epochs.items())
+    extra.extend(batch_epochs_row(c, s, _epoch_columns(batches)) for (c, s), batches in rows.epochs.items())
     for row in extra:
         for name, value in row.items():
             cols[name].append(value)
     return pa.RecordBatch.from_arrays([pa.array(cols[name], type=typ) for name, typ, _ in _COLUMNS],
                                       schema=EVENT_ARROW_SCHEMA)
+
+
+def _run_times(run: NoOpBatches) -> np.ndarray:
+    """The times of a run's batches, read from their headers where they lie in its bytes."""
+    return np.ndarray((run.count,), dtype=">i8", buffer=run.buf, offset=run.at + BASE_TIMESTAMP_AT,
+                      strides=(NOOP_BATCH_SIZE,))
+
+
+def _epoch_columns(batches: list[tuple]) -> tuple:
+    """EPOCH_ENTRY's columns of `KeyRows.epochs`' entries of one log file, in their order:
+    a batch's entry as it is, a run of NoOp batches' from its bytes."""
+    parts: list[tuple] = []
+    plain: list[tuple] = []
+    for entry in batches:
+        run = entry[1]
+        if run.__class__ is not NoOpBatches:
+            plain.append(entry)
+            continue
+        if plain:
+            parts.append(tuple(zip(*plain))[1:])
+            plain = []
+        bases = np.arange(run.first_offset, run.last_offset + 1, dtype=np.int64)
+        parts.append((bases, bases, _run_times(run), np.full(run.count, run.leader_epoch),
+                      np.zeros(run.count, dtype=bool)))
+    if plain:
+        parts.append(tuple(zip(*plain))[1:])
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate([np.asarray(p[c]) for p in parts]) for c in range(len(EPOCH_ENTRY.names)))
 
 
 def from_row(row: dict[str, Any]) -> MetadataEvent | Quarantined:

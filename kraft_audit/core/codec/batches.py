@@ -137,14 +137,14 @@ def iter_batches(
     end = len(buf) if end is None else end
     pos = start
     while pos < end:
-        item = _batch_at(buf, pos, end, base_position)
+        item = batch_at(buf, pos, end, base_position)
         yield item
         if isinstance(item, BatchProblem) and item.at_tail:
             return
         pos += item.size
 
 
-def _batch_at(buf: Buffer, pos: int, end: int, base_position: int) -> Batch | BatchProblem:
+def batch_at(buf: Buffer, pos: int, end: int, base_position: int) -> Batch | BatchProblem:
     """The batch starting at ``pos``, or what is wrong there."""
     at = base_position + pos
     remaining = end - pos
@@ -582,7 +582,7 @@ NOOP_COUNT_AND_RECORDS = b"\x00\x00\x00\x01" + NOOP_RECORDS  # from the records 
 # HEADER's first eight fields (to the base timestamp): all iter_events reads of a header
 _HEADER_HEAD = struct.Struct(HEADER.format[:9])
 _BASE_TIMESTAMP = struct.Struct(">q")
-_BASE_TIMESTAMP_AT = 27  # its place in the header
+BASE_TIMESTAMP_AT = 27  # its place in the header
 _NOOP_API_KEY = 20
 
 
@@ -609,7 +609,7 @@ class NoOpRun:
     def event(self, index: int) -> MetadataEvent:
         """The event of its index-th batch."""
         position, offset = self.position + index * NOOP_BATCH_SIZE, self.first_offset + index
-        timestamp = _BASE_TIMESTAMP.unpack_from(self.buf, position + _BASE_TIMESTAMP_AT)[0]
+        timestamp = _BASE_TIMESTAMP.unpack_from(self.buf, position + BASE_TIMESTAMP_AT)[0]
         return MetadataEvent(self.cluster_id, self.source, position, offset, offset, offset, timestamp,
                              KIND_RECORD, "NO_OP_RECORD", 0, {}, _NOOP_API_KEY, None, self.leader_epoch)
 
@@ -676,12 +676,36 @@ def iter_events(buf: Buffer, cluster_id: str, source: str, noop_runs: bool = Fal
         yield _run(cluster_id, source, buf, run_pos, run_next, run_count, run_epoch, run_max)
 
 
+def noop_run_length(buf: Buffer, pos: int, end: int, limit: int) -> tuple[int, int, int]:
+    """(count, first offset, Raft epoch) of the batches of one NoOpRecord from buf[pos] on,
+    at consecutive offsets in one epoch, at most `limit` of them: sound, uncompressed and
+    not control, their record the 4 bytes controllers write (what `iter_events` takes for a
+    NoOp batch); count 0 when the batch at pos is not one. For the readers that take such a
+    run whole, without a Batch for each of its batches."""
+    view = memoryview(buf)
+    unpack = _HEADER_HEAD.unpack_from
+    count = first = run_epoch = 0
+    while count < limit and end - pos >= NOOP_BATCH_SIZE:
+        base_offset, batch_length, epoch, magic, crc, attributes, last_delta, _ts = unpack(buf, pos)
+        if (batch_length != NOOP_BATCH_SIZE - LOG_OVERHEAD or magic != MAGIC or base_offset < 0
+                or attributes & (0x07 | ATTR_CONTROL) or last_delta
+                or (count and (base_offset != first + count or epoch != run_epoch))
+                or not buf.startswith(NOOP_COUNT_AND_RECORDS, pos + RECORDS_COUNT_AT)
+                or crc32c(view[pos + CRC_START : pos + NOOP_BATCH_SIZE]) != crc):
+            break
+        if not count:
+            first, run_epoch = base_offset, epoch
+        count += 1
+        pos += NOOP_BATCH_SIZE
+    return count, first, run_epoch
+
+
 def items_at(buf: Buffer, pos: int, cluster_id: str, source: str
              ) -> tuple[list[MetadataEvent | Quarantined], int, bool]:
     """The batch at buf[pos] read the general way, every framing check made and said: its
     events (or its problem's quarantine row), its size, and whether it is the torn tail
     (nothing after it can be read). Where the fast readers send what they do not take."""
-    item = _batch_at(buf, pos, len(buf), 0)
+    item = batch_at(buf, pos, len(buf), 0)
     if isinstance(item, Batch):
         return batch_events(item, cluster_id, source), item.size, False
     return [problem_to_quarantined(item, cluster_id, source)], item.size, item.at_tail

@@ -21,6 +21,10 @@ quarantined, as it always was). A value read by its keys alone is decoded,
 and quarantined if it does not decode, once, by the operator
 (`decode_record_value`, with the reason the source would give).
 
+A run of a log's NoOp batches, as `read_segment` frames it (`noop_run_length`: header,
+CRC and record bytes checked, no `Batch` built), is one `NoOpBatches` entry, not a tuple
+per NoOp: spark/event_rows packs it from the bytes (95%+ of a real log).
+
 Plain Python (no pyarrow): the columns become Arrow in spark/event_rows.
 """
 
@@ -28,13 +32,16 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from kraft_audit.core.codec.batches import (
+    NOOP_BATCH_SIZE,
     NOOP_RECORDS,
     NOOP_VALUE,
     VALUE_ERRORS,
     Batch,
+    Buffer,
     _control_events,
     decode_framed,
     record_frames,
@@ -145,19 +152,53 @@ def key_columns(type_name: str, data: dict) -> tuple[str | None, int | None, int
             broker if isinstance(broker, int) and not isinstance(broker, bool) else None)
 
 
+def noop_row(cluster_id: str, source: str, position: int, offset: int, last_offset: int,
+             timestamp_ms: int) -> tuple:
+    """The row of a NoOpRecord as controllers write it (its value NOOP_VALUE)."""
+    return (cluster_id, source, position, offset, offset, last_offset, timestamp_ms, NOOP_TYPE, 0, 20,
+            None, None, None, NOOP_VALUE)
+
+
+@dataclass(slots=True, frozen=True)
+class NoOpBatches:
+    """Two or more batches of one NoOpRecord each, next to each other in a log file at
+    consecutive offsets (`noop_run_length`): one entry among `KeyRows.rows` for all of them,
+    which spark/event_rows packs (their offsets, and their times read from the bytes) but
+    for the newest NoOp of the chunk, whose row it makes (`row`)."""
+
+    buf: Buffer  # the bytes read: the batches are at [at, at + count * NOOP_BATCH_SIZE)
+    at: int
+    position: int  # the first batch's in its file
+    first_offset: int
+    count: int
+    leader_epoch: int
+
+    @property
+    def last_offset(self) -> int:
+        return self.first_offset + self.count - 1
+
+    def row(self, cluster_id: str, source: str, timestamp_ms: int) -> tuple:
+        """The row of its last NoOp (`timestamp_ms`: that batch's)."""
+        last = self.count - 1
+        return noop_row(cluster_id, source, self.position + last * NOOP_BATCH_SIZE,
+                        self.first_offset + last, self.first_offset + last, timestamp_ms)
+
+
 class KeyRows:
     """The event rows of what the sources read, in read order: `rows` holds a tuple
-    (ROW_FIELDS) per record read by its keys, or None where `items` holds the object
-    (an event, decoded in full, or a Quarantined) whose row goes there. `noops` lists
-    the rows of the log's NoOpRecords (not a snapshot's) per (cluster, file), for the
-    packing spark/event_rows does. `epochs` lists, per (cluster, file) of a log (not a
-    snapshot), each batch with a record among the rows: (rows so far, base offset, last
-    offset, its last record's time, Raft epoch, whether control), for the BATCH_EPOCHS row."""
+    (ROW_FIELDS) per record read by its keys, a `NoOpBatches` for a run of a log's NoOp
+    batches, or None where `items` holds the object (an event, decoded in full, or a
+    Quarantined) whose row goes there. `noops` lists the rows of the log's NoOpRecords (not
+    a snapshot's) and its NoOpBatches per (cluster, file), for the packing spark/event_rows
+    does. `epochs` lists, per (cluster, file) of a log (not a snapshot), each batch with a
+    record among the rows: (rows so far, base offset, last offset, its last record's time,
+    Raft epoch, whether control), or (rows so far, NoOpBatches) for a run of them, for the
+    BATCH_EPOCHS row."""
 
     __slots__ = ("rows", "items", "noops", "epochs")
 
     def __init__(self) -> None:
-        self.rows: list[tuple | None] = []
+        self.rows: list[tuple | NoOpBatches | None] = []
         self.items: dict[int, MetadataEvent | Quarantined] = {}
         self.noops: dict[tuple[str, str], list[int]] = {}
         self.epochs: dict[tuple[str, str], list[tuple]] = {}
@@ -190,6 +231,13 @@ class KeyRows:
             self.noops.setdefault((item.cluster_id, item.source), []).append(n)
         self.items[n] = item
         self.rows.append(None)
+
+    def add_noop_run(self, run: NoOpBatches, cluster_id: str, source: str) -> None:
+        """A log's run of NoOp batches (all at or above the reader's min_offset)."""
+        n = len(self.rows)
+        self.rows.append(run)
+        self.noops.setdefault((cluster_id, source), []).append(n)
+        self.epochs.setdefault((cluster_id, source), []).append((n + 1, run))
 
     def add_batch(self, batch: Batch, cluster_id: str, source: str, min_offset: int = 0) -> None:
         """The rows of one batch: `batch_events(batch, ..., keep_values=True)`'s, with
@@ -238,8 +286,7 @@ class KeyRows:
             # a batch of one NoOpRecord as every controller writes it: most of a real log
             if noops is not None:
                 noops.append(len(rows))
-            append((cluster_id, source, position, base_offset, base_offset, last_offset, base_ts,
-                    NOOP_TYPE, 0, 20, None, None, None, NOOP_VALUE))
+            append(noop_row(cluster_id, source, position, base_offset, last_offset, base_ts))
             return
         readers = KEY_READERS
         try:

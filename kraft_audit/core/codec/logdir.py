@@ -25,17 +25,20 @@ from typing import Any
 from kraft_audit.core.codec import wire
 from kraft_audit.core.codec.batches import (
     LOG_OVERHEAD,
+    NOOP_BATCH_SIZE,
     Batch,
     BatchProblem,
     NoOpRun,
+    batch_at,
     batch_events,
     encode_batch,
     iter_batches,
     iter_events,
+    noop_run_length,
     problem_to_quarantined,
 )
 from kraft_audit.core.codec.dumpread import DumpChunk, iter_dump
-from kraft_audit.core.codec.keyrows import KeyRows
+from kraft_audit.core.codec.keyrows import KeyRows, NoOpBatches
 from kraft_audit.core.codec.records import encode_control, encode_value
 from kraft_audit.core.events import NO_OFFSET, MetadataEvent, Quarantined
 
@@ -249,8 +252,9 @@ def read_segment(
     an incomplete batch at the end of the file is not consumed: ``waiting``
     says to come back when the writer has finished it. ``keep_values``: as
     `batch_events`'s (events keep their record values). ``rows``: the batches go
-    there instead (`KeyRows.add_batch`, events below ``min_offset`` left out), with
-    the quarantined bytes between them, in file order; the torn tail stays apart.
+    there instead (`KeyRows.add_batch`, events below ``min_offset`` left out; a log's
+    runs of NoOp batches as `NoOpBatches`), with the quarantined bytes between them, in
+    file order; the torn tail stays apart.
     """
     path = Path(path)
     result = SegmentRead(next_position=position)
@@ -271,7 +275,31 @@ def read_segment(
     reached_eof = position + len(buf) >= file_size
     records = 0
     name = path.name  # once, not per batch (a real log is mostly one-record batches)
-    for item in iter_batches(buf, base_position=position):
+    # a log's runs of NoOp batches (most of a real log) go to the rows whole, framed
+    # without a Batch each; a snapshot's NoOps are rows of their own
+    noop_runs = rows is not None and not name.endswith(".checkpoint")
+    pos, end = 0, len(buf)
+    while pos < end:
+        if noop_runs:
+            limit = end if max_records is None else max_records - records
+            count, first, epoch = noop_run_length(buf, pos, end, limit)
+            below = min(count, max(min_offset - first, 0))  # read already: framed, not sent
+            if count - below >= 2:
+                rows.add_noop_run(NoOpBatches(buf, pos + below * NOOP_BATCH_SIZE,
+                                              position + pos + below * NOOP_BATCH_SIZE,
+                                              first + below, count - below, epoch),
+                                  cluster_id, name)
+            if below or count - below >= 2:  # a lone NoOp batch takes the general path
+                taken = count if count - below >= 2 else below
+                records += taken
+                pos += taken * NOOP_BATCH_SIZE
+                result.next_position = position + pos
+                result.next_offset = first + taken
+                if max_records is not None and records >= max_records:
+                    break
+                continue
+        item = batch_at(buf, pos, end, position)
+        pos += item.size
         if isinstance(item, BatchProblem):
             if item.at_tail:
                 if reached_eof:

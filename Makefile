@@ -159,7 +159,8 @@ test-fast: install k8s-schemas
 
 # The optional compiled fast path: the core's hot modules built by mypyc (mypy, the `compiled`
 # extra) into extension modules beside their sources (deploy/compiled/build.py; about 3 min,
-# 2 of CPU, on 2 cores: the record decoders' module is most of it). Nothing needs them: `make compiled-clean` goes back to pure Python.
+# 2 of CPU, on 2 cores: the record decoders' module is most of it). Nothing needs them:
+# `make compiled-clean` goes back to pure Python.
 # test-compiled holds the two to the same bytes (tests/test_compiled.py).
 compiled: install $(VENV)/.compiled-deps
 	$(BIN)/python deploy/compiled/build.py

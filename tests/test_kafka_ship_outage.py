@@ -165,9 +165,7 @@ def test_the_shipper_rides_out_leader_kills_and_its_duplicates_are_counted(spark
             # records that are not NoOps: the third replica's controlled shutdown (moving its
             # leaderships, leaving the ISRs); an admin request could land on the paused broker
             third.begin_stop()
-            # the shipper hands them over; the paused follower holds the acks. Long enough for
-            # NoOps (one every 500 ms once the shutdown's records are written) to be held too:
-            # 1.5 s once held none of them
+            # the shipper hands them over; the paused follower holds the acks
             time.sleep(3)
             cluster.controller.pause()  # nothing takes the follower out of the ISR now
             held_end = log_end(cluster)
@@ -219,8 +217,10 @@ def test_the_shipper_rides_out_leader_kills_and_its_duplicates_are_counted(spark
                 duplicates += 1
                 copies[item.type] += 1
             seen.add(item.offset)
-    assert copies["NO_OP_RECORD"] > 0, copies  # the held writes were shipped twice ...
-    assert sum(n for t, n in copies.items() if t != "NO_OP_RECORD") > 0, copies  # ... not only NoOps
+    # the held writes were shipped twice: the shutdown's records, and NoOps only when one was
+    # written before the shipper read them (a race: tests/test_kafka_duplicates.py copies
+    # NoOps for certain); the job counts whatever copies there are (below)
+    assert sum(n for t, n in copies.items() if t != "NO_OP_RECORD") > 0, copies
 
     # the job's counts, summed over its micro-batches
     from kraft_audit.questions import read_rows

@@ -146,8 +146,8 @@ test: install prometheus kafka delta-spark spark-kafka k8s-schemas
 	$(BIN)/python -m pytest -q --durations=15
 
 # Further variants of slow tests `make test` runs one of (a signal to the process as well as to
-# its group; the second Kafka line of the shipper's, the operator's and the side inputs' tests),
-# kept out of it for its 25-minute budget; CI runs them (about 4.5 minutes).
+# its group; the real-Kafka tests on the second Kafka line, 3.9.2), kept out of it for its
+# 25-minute budget; CI runs them (about 9 minutes).
 test-variants: install prometheus kafka delta-spark spark-kafka
 	$(BIN)/python -m pytest -q -m variants
 
@@ -181,7 +181,8 @@ test-mutations: install
 	$(BIN)/python -m pytest -q -s -m mutations tests/test_mutations.py
 
 # The "every record type" story (kraft_audit/testing/realkafka/story.py) on both lines `make test`
-# runs, its controller logs kept as fixtures in tests/fixtures/kraft-story/<version>/ (a few minutes).
+# and `make test-variants` run, its controller logs kept as fixtures in
+# tests/fixtures/kraft-story/<version>/ (a few minutes).
 fixtures-story: install kafka
 	for v in $(KAFKA_4) $(KAFKA_3); do \
 	  $(BIN)/python -m kraft_audit.testing.realkafka.story $$v tests/fixtures/kraft-story/$$v || exit 1; done

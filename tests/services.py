@@ -14,17 +14,18 @@ import pytest
 
 from kraft_audit.testing.realkafka.cluster import wait_until
 
-# The Kafka versions the real-cluster tests run: `make test` the newest of the 4 and 3 lines;
+# The Kafka versions the real-cluster tests run: the newest of the 4 and 3 lines (`make test`
+# the first, `make test-variants` the second: kafka_lines_beyond_the_first_as_variants);
 # `make test-kafka-matrix` every release line (KRAFT_TEST_KAFKA_VERSIONS, comma-separated;
 # not KRAFT_AUDIT_*: those are the job's configuration, and `kraft-audit run` refuses an unknown one).
 KAFKA_VERSIONS = os.environ.get("KRAFT_TEST_KAFKA_VERSIONS", "4.3.1,3.9.2").split(",")
 
 
 def kafka_lines_beyond_the_first_as_variants() -> list:
-    """KAFKA_VERSIONS for a test whose subject is ours (the shipper, the operator's view, the
-    side inputs' readers) rather than a line's own controller: `make test` runs it on the first
-    line, `make test-variants` (which CI runs) on the others, for the suite's 25-minute budget.
-    `make test-kafka-matrix` selects by its own marks and runs every line."""
+    """KAFKA_VERSIONS for a real-Kafka test run on more than one line: `make test` runs it on
+    the first (the newest line), `make test-variants` (which CI runs) on the others, for the
+    suite's 25-minute budget. `make test-kafka-matrix` selects by its own marks and runs
+    every line."""
     return KAFKA_VERSIONS[:1] + [pytest.param(v, marks=pytest.mark.variants) for v in KAFKA_VERSIONS[1:]]
 
 

@@ -28,7 +28,7 @@ from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.replay.conditions import TASK_GRACE_S, condition_bounds_seconds, past_bound
 from kraft_audit.core.rules import load_catalog
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, KafkaNode, elr_features, wait_until
-from services import KAFKA_VERSIONS
+from services import kafka_lines_beyond_the_first_as_variants
 
 pytestmark = pytest.mark.kafka
 
@@ -70,7 +70,7 @@ def _imbalance(cluster: KafkaCluster, node: KafkaNode) -> None:
     _wait(cluster, node, "1 in the ISR again", lambda p: 1 in p.isr)
 
 
-@pytest.mark.parametrize("version", KAFKA_VERSIONS)
+@pytest.mark.parametrize("version", kafka_lines_beyond_the_first_as_variants())
 def test_the_periodic_preferred_election_closes_every_leader_imbalanced_interval(version, tmp_path):
     cluster = KafkaCluster(version, tmp_path / "kafka", brokers=2, controllers=3,
                            features=elr_features(version),

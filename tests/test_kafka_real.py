@@ -28,7 +28,7 @@ from kraft_audit.testing.realkafka.cluster import (counts_elr_elections, counts_
 from kraft_audit.testing.realkafka import oracles
 from kraft_audit.testing.realkafka.jmx import BROKER_METRICS, CONTROLLER_METRICS, read_metrics
 from kraft_audit.testing.realkafka.live_audit import LiveAudit
-from services import KAFKA_VERSIONS
+from services import kafka_lines_beyond_the_first_as_variants
 
 pytestmark = pytest.mark.kafka
 
@@ -99,7 +99,7 @@ class Story:
         return {(r["topic"], r["partition"]): r for r in rows}
 
 
-@pytest.fixture(scope="module", params=KAFKA_VERSIONS)
+@pytest.fixture(scope="module", params=kafka_lines_beyond_the_first_as_variants())
 def story(request, spark):
     version = request.param
     # its own temp dir, not pytest's: other pytest sessions on the machine prune those, and

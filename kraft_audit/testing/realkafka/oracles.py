@@ -151,20 +151,30 @@ def _registration_fields(body: str) -> dict:
     return fields
 
 
+SHELL_HANG_S = 20
+SHELL_ATTEMPTS = 6
+
+
 def shell_partitions(cluster: KafkaCluster, segment: Path) -> dict[tuple[str, int], dict]:
     """The metadata shell's partitions of a copied segment. Asked again when it lists none
-    or hangs: on a loaded machine 3.9.2's shell was seen answering before it had loaded the
-    log, and hanging after loading it (the same file read in 0.5 s alone)."""
+    or hangs: the shell's non-interactive mode can wait forever for a load that a race in its
+    bootstrap dropped (a race Kafka later fixed; on a loaded machine 3.9.2's shell hung in
+    one call of a few), and was seen answering before it had loaded the log. A call that
+    loads the log ends in seconds (0.5 s to read this file alone), so a hung one is given
+    up on after SHELL_HANG_S rather than the tools' minutes."""
     text = ""
-    for _attempt in range(3):
+    for _attempt in range(SHELL_ATTEMPTS):
         try:
-            text = cluster.tools.metadata_shell(segment, "tree", "/image/topics/byName")
+            text = cluster.tools.metadata_shell(segment, "tree", "/image/topics/byName",
+                                                timeout=SHELL_HANG_S)
         except subprocess.TimeoutExpired:
+            text = f"(no answer in {SHELL_HANG_S} s)"
             continue
         partitions = parse_shell_partitions(text)
         if partitions:
             return partitions
-    raise AssertionError(f"the metadata shell listed no partition of {segment.name}:\n{text[-2000:]}")
+    raise AssertionError(f"the metadata shell listed no partition of {segment.name} in "
+                         f"{SHELL_ATTEMPTS} calls; the last printed:\n{text[-2000:]}")
 
 
 def kraft_audit_describe(path: Path, cluster_id: str) -> dict[tuple[str, int], dict]:

@@ -185,9 +185,9 @@ class KafkaTools:
         return self.run(DUMP_LOG, "--cluster-metadata-decoder", "--files",
                         ",".join(str(f) for f in files))
 
-    def metadata_shell(self, snapshot: Path, *command: str) -> str:
+    def metadata_shell(self, snapshot: Path, *command: str, timeout: float = 45) -> str:
         """kafka-metadata-shell --snapshot FILE with one non-interactive command."""
-        return self.run(METADATA_SHELL, "--snapshot", str(snapshot), *command, timeout=45)
+        return self.run(METADATA_SHELL, "--snapshot", str(snapshot), *command, timeout=timeout)
 
 
 _FIELD = re.compile(r"^\s*([A-Za-z ]+):\s?(.*)$")

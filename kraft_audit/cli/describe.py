@@ -25,7 +25,7 @@ from kraft_audit.cli.static_settings import (
 )
 from kraft_audit.cli.views import (NOTHING, SnapshotPlaces, absolute_offsets, ids, iso_utc,
                                    leader_text, parse_iso_utc, plural, print_table as print_columns)
-from kraft_audit.core.events import MetadataEvent
+from kraft_audit.core.events import MetadataEvent, is_snapshot_source
 from kraft_audit.core.replay import ClusterState, CoreSettings, ReplayError
 from kraft_audit.core.replay.state import UNKNOWN_BEFORE_HISTORY
 from kraft_audit.core.replay.conditions import LEADERLESS, UNDER_MIN_ISR, condition_mask
@@ -126,7 +126,7 @@ def replay(path: Path, cluster_id: str | None, at_offset: int | None,
             continue
         if at_offset is not None and event.offset > at_offset:
             break
-        if not applied and event.offset > 0 and not event.source.endswith(".checkpoint"):
+        if not applied and event.offset > 0 and not is_snapshot_source(event.source):
             state.history_from = event.offset  # the log starts mid-history
         try:
             state.apply(event)

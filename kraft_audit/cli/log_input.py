@@ -18,7 +18,7 @@ from kraft_audit.core.codec.logdir import (
     read_log_dir,
     read_meta_properties,
 )
-from kraft_audit.core.events import MetadataEvent, Quarantined
+from kraft_audit.core.events import MetadataEvent, Quarantined, is_snapshot_source
 
 
 class Tally:
@@ -55,7 +55,7 @@ class Tally:
 
     def partial_note(self) -> str | None:
         """A line saying the input starts mid-history (after offset 0, not at a snapshot)."""
-        if self.first_offset and self.first_offset > 0 and not (self.first_source or "").endswith(".checkpoint"):
+        if self.first_offset and self.first_offset > 0 and not is_snapshot_source(self.first_source):
             return (f"# partial log: it starts at offset {self.first_offset} without a snapshot; "
                     "what was created before it is unknown")
         return None

@@ -23,6 +23,7 @@ from kraft_audit.core.events import (
     KIND_SNAPSHOT_COMPARISON,
     MetadataEvent,
     Quarantined,
+    SNAPSHOT_SUFFIX,
 )
 from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, bound_rules
 from kraft_audit.core.image import SnapshotComparison, comparison_from_plain
@@ -218,10 +219,10 @@ class EventLoop:
                     self._batch = BatchInfo(event.batch_base_offset, event.batch_last_offset)
                     self._batch_quiet = True
                     epoch = event.leader_epoch  # judged where it changes: once per epoch
-                    if epoch != self.raft_epoch and epoch >= 0 and not event.source.endswith(".checkpoint"):
+                    if epoch != self.raft_epoch and epoch >= 0 and not event.source.endswith(SNAPSHOT_SUFFIX):
                         self._raft_batch(event)
                 last_applied = event
-                if event.source.endswith(".checkpoint"):
+                if event.source.endswith(SNAPSHOT_SUFFIX):
                     event = self._placed(event)
                 self._batch_event = event
                 if self.last_offset < 0 and not self.log_start_known:
@@ -251,7 +252,7 @@ class EventLoop:
         from this file: the log has begun, the epoch is the one already judged, no rule waits
         on batches, and it is not a snapshot's (placed where the snapshot ends)."""
         return (epoch == self.raft_epoch and self.last_offset >= 0 and self.quiet_batches_skipped
-                and not source.endswith(".checkpoint"))
+                and not source.endswith(SNAPSHOT_SUFFIX))
 
     def _quiet_run(self, run: NoOpRun, out: AuditOutput) -> MetadataEvent | None:
         """A run of NoOp batches placed and counted at once, as the quiet path above takes each
@@ -296,7 +297,7 @@ class EventLoop:
         return replace(event, offset=at, batch_base_offset=at, batch_last_offset=at, timestamp_ms=ms)
 
     def note_log_start(self, offset: int, source: str) -> None:
-        if offset > 0 and not source.endswith(".checkpoint"):
+        if offset > 0 and not source.endswith(SNAPSHOT_SUFFIX):
             self.state.history_from = offset
         self.log_start_known = True
 
@@ -347,7 +348,7 @@ class EventLoop:
             if event.type == "LEADER_CHANGE" and isinstance(event.data.get("leaderId"), int):
                 self.active_controller = leader = event.data["leaderId"]
                 epoch = event.leader_epoch
-                if epoch >= 0 and not event.source.endswith(".checkpoint"):
+                if epoch >= 0 and not event.source.endswith(SNAPSHOT_SUFFIX):
                     if epoch not in self.raft_leaders:
                         self.controller_changes_ms.append((self._epoch_opened_after_ms, event.timestamp_ms))
                     known = self.raft_leaders.setdefault(epoch, leader)

@@ -44,6 +44,15 @@ UNKNOWN_RECORD = "UNKNOWN_RECORD"
 
 NO_OFFSET = -1
 
+# How a snapshot's file is named (<endOffset>-<epoch>.checkpoint, bootstrap.checkpoint): its
+# records are an image of the state as of its end offset, not changes the controller made.
+SNAPSHOT_SUFFIX = ".checkpoint"
+
+
+def is_snapshot_source(source: str | None) -> bool:
+    """Whether an event's `source` is a snapshot file."""
+    return bool(source) and source.endswith(SNAPSHOT_SUFFIX)
+
 
 # init=False: the __init__ below is the dataclass's own, written out, for the compiled build
 # compiles a written one (one per record read) but runs a generated one as Python

@@ -52,7 +52,7 @@ from kraft_audit.core.codec.batches import (BASE_TIMESTAMP_AT, NOOP_BATCH_SIZE, 
                                             value_problem)
 from kraft_audit.core.codec.keyrows import ROW_FIELDS, KeyRows, NoOpBatches, key_columns
 from kraft_audit.core.events import (KIND_CONTROL, KIND_RECORD, NO_OFFSET, UNKNOWN_RECORD, MetadataEvent,
-                                     Quarantined)
+                                     Quarantined, is_snapshot_source)
 
 KIND_QUARANTINE = "quarantine"
 QUARANTINED_TYPE = "QUARANTINE"  # the event type of a row that carries quarantined input
@@ -226,7 +226,7 @@ def _epochs_rows(items: list) -> list[dict[str, Any]]:
             continue
         if i.source != source or i.cluster_id != cluster:
             cluster, source, base = i.cluster_id, i.source, None
-            columns = None if source.endswith(".checkpoint") else \
+            columns = None if is_snapshot_source(source) else \
                 groups.setdefault((cluster, source), ([], [], [], [], []))
             if columns is not None:
                 bases, lasts, times, epochs, controls = columns
@@ -250,7 +250,7 @@ def _packed_rows(items: list) -> list[dict[str, Any]]:
     newest: dict[tuple[str, str], MetadataEvent] = {}
     for i in items:
         if isinstance(i, MetadataEvent) and i.type == _NOOP and i.offset >= 0 \
-                and not i.source.endswith(".checkpoint"):
+                and not is_snapshot_source(i.source):
             held = newest.get((i.cluster_id, i.source))
             if held is None or i.offset > held.offset:
                 newest[(i.cluster_id, i.source)] = i

@@ -71,12 +71,14 @@ from kraft_audit.core.events import (
     KIND_BATCH_HEADER,
     KIND_CONTROL,
     KIND_RECORD,
-    NO_OFFSET,
-    SNAPSHOT_COMPARISON,
     MetadataEvent,
+    NO_OFFSET,
     Quarantined,
+    SNAPSHOT_COMPARISON,
+    SNAPSHOT_SUFFIX,
     event_from_plain,
     event_to_plain,
+    is_snapshot_source,
 )
 from kraft_audit.sideinputs.order import interleave
 from kraft_audit.core.rows import QuarantineRow
@@ -220,7 +222,7 @@ def _log_order(pdf: pd.DataFrame) -> pd.DataFrame:
     segment records that follow it."""
     if pdf.empty:
         return pdf
-    keyed = pdf.assign(_segment=~pdf["source"].astype(str).str.endswith(".checkpoint"))
+    keyed = pdf.assign(_segment=~pdf["source"].astype(str).str.endswith(SNAPSHOT_SUFFIX))
     return keyed.sort_values(["_segment", "offset", "kind", "source", "position"],
                              kind="stable").drop(columns="_segment")
 
@@ -235,7 +237,7 @@ def _drop_repeats(pdf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         return pdf, pdf
     in_log = (pdf["offset"].to_numpy() >= 0) & pdf["kind"].isin(_LOG_KINDS).to_numpy()
     # a snapshot's records carry positions in the file, not log offsets: a place of their own
-    place = pd.DataFrame({"snapshot": pdf["source"].astype(str).str.endswith(".checkpoint").to_numpy(),
+    place = pd.DataFrame({"snapshot": pdf["source"].astype(str).str.endswith(SNAPSHOT_SUFFIX).to_numpy(),
                           "offset": pdf["offset"].to_numpy(), "in_log": in_log})
     repeat = in_log & place.duplicated().to_numpy()
     if not repeat.any():
@@ -292,7 +294,7 @@ def _epoch_headers(epochs: pd.DataFrame, pdf: pd.DataFrame, events: list, cluste
         epoch_of = dict(zip(entries["base"][control].tolist(), entries["epoch"][control].tolist()))
         for i in np.flatnonzero((pdf["kind"] == KIND_CONTROL).to_numpy()):
             e = events[i]
-            if isinstance(e, MetadataEvent) and not e.source.endswith(".checkpoint"):
+            if isinstance(e, MetadataEvent) and not is_snapshot_source(e.source):
                 e.leader_epoch = epoch_of.get(e.batch_base_offset, -1)
     epoch = entries["epoch"].astype(np.int64)
     highest_before = np.maximum.accumulate(np.concatenate(([raft_epoch], epoch)))[:-1]
@@ -308,7 +310,7 @@ def _with_headers(ordered: list, headers: list[MetadataEvent]) -> list:
     out, i, n = [], 0, len(headers)
     for e in ordered:
         if i < n and isinstance(e, MetadataEvent) and e.offset >= 0 and e.kind in _LOG_KINDS \
-                and not e.source.endswith(".checkpoint"):
+                and not is_snapshot_source(e.source):
             while i < n and headers[i].batch_base_offset <= e.offset:
                 out.append(headers[i])
                 i += 1
@@ -326,7 +328,7 @@ def _packed_noops(packed: pd.DataFrame, pdf: pd.DataFrame) -> tuple[list[int], i
     offsets = np.concatenate([event_rows.noop_offsets(r) for r in packed["raw"]])
     unique = np.unique(offsets)
     rows = pdf[(pdf["type"] == "NO_OP_RECORD").to_numpy() & (pdf["offset"].to_numpy() >= 0)
-               & ~pdf["source"].astype(str).str.endswith(".checkpoint").to_numpy()]
+               & ~pdf["source"].astype(str).str.endswith(SNAPSHOT_SUFFIX).to_numpy()]
     fresh = unique[~np.isin(unique, rows["offset"].to_numpy())]
     return fresh.tolist(), len(offsets) - len(fresh), len(offsets)
 

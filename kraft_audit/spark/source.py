@@ -55,7 +55,7 @@ from kraft_audit.core.codec.logdir import metadata_dir, missing_start, read_meta
 from kraft_audit.core.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, MAX_BATCH_BYTES, find_next_batch
 from kraft_audit.core.codec.keyrows import KeyRows
 from kraft_audit.core.collector import paused_each
-from kraft_audit.core.events import Quarantined
+from kraft_audit.core.events import Quarantined, is_snapshot_source
 from kraft_audit.spark import event_rows
 
 _READ_CHUNK_RECORDS = 20_000  # records per Arrow batch handed to Spark
@@ -89,15 +89,11 @@ def list_snapshots(d: Path) -> list[tuple[int, str]]:
         return []
 
 
-def _is_snapshot(name: str | None) -> bool:
-    return bool(name) and name.endswith(".checkpoint")
-
-
 def _file_rank(name: str | None) -> tuple[int, int]:
     """Reading order of files: nothing yet < a snapshot < segments by base offset."""
     if not name:
         return (-1, 0)
-    if _is_snapshot(name):
+    if is_snapshot_source(name):
         return (0, 0)
     return (1, int(name[:20]))
 
@@ -356,7 +352,7 @@ class LogDirPlanner:
                                                  cur["next_offset"], note=note))
                 cur = nxt
                 continue
-            if _is_snapshot(name):
+            if is_snapshot_source(name):
                 path = self.dir / name
                 if cur["position"] == 0:
                     size = path.stat().st_size
@@ -369,7 +365,7 @@ class LogDirPlanner:
                     continue
                 # snapshot read: go on in the segment that holds its end offset
                 nxt, note = self._start_point(cur["next_offset"])
-                if nxt["file"] is None or _is_snapshot(nxt["file"]):
+                if nxt["file"] is None or is_snapshot_source(nxt["file"]):
                     break  # no segment yet after the snapshot
                 cur = nxt
                 continue

@@ -50,7 +50,7 @@ from kraft_audit.core.codec.batches import (
 from kraft_audit.core.codec.decodesupport import uuid_text
 from kraft_audit.core.codec.records import FRAME_VERSION
 from kraft_audit.core.codec.schemas import METADATA_RECORDS, MessageSchema, fields_for
-from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined
+from kraft_audit.core.events import KIND_RECORD, MetadataEvent, Quarantined, is_snapshot_source
 from kraft_audit.errors import FramingProblem
 
 # Records that name a broker, and the field that holds its id (else "brokerId").
@@ -227,7 +227,7 @@ class KeyRows:
         """An object's row (a control record, a side input, a quarantined input ...)."""
         n = len(self.rows)
         if isinstance(item, MetadataEvent) and item.type == NOOP_TYPE and item.offset >= 0 \
-                and not item.source.endswith(".checkpoint"):
+                and not is_snapshot_source(item.source):
             self.noops.setdefault((item.cluster_id, item.source), []).append(n)
         self.items[n] = item
         self.rows.append(None)
@@ -245,7 +245,7 @@ class KeyRows:
         still quarantined); and a log's batch's entry in `epochs`."""
         start = len(self.rows)
         self._add_batch_rows(batch, cluster_id, source, min_offset)
-        if source.endswith(".checkpoint"):
+        if is_snapshot_source(source):
             return
         last_time = self._last_record_time(start)
         if last_time is not None:
@@ -277,7 +277,7 @@ class KeyRows:
         rows = self.rows
         append = rows.append
         noops = None
-        if not source.endswith(".checkpoint"):
+        if not is_snapshot_source(source):
             noops = self.noops.get((cluster_id, source))
             if noops is None:
                 noops = self.noops[(cluster_id, source)] = []

@@ -40,7 +40,7 @@ from kraft_audit.core.codec.batches import (
 from kraft_audit.core.codec.dumpread import DumpChunk, iter_dump
 from kraft_audit.core.codec.keyrows import KeyRows, NoOpBatches
 from kraft_audit.core.codec.records import encode_control, encode_value
-from kraft_audit.core.events import NO_OFFSET, MetadataEvent, Quarantined
+from kraft_audit.core.events import NO_OFFSET, MetadataEvent, Quarantined, is_snapshot_source
 
 METADATA_DIR = "__cluster_metadata-0"
 META_PROPERTIES = "meta.properties"
@@ -277,7 +277,7 @@ def read_segment(
     name = path.name  # once, not per batch (a real log is mostly one-record batches)
     # a log's runs of NoOp batches (most of a real log) go to the rows whole, framed
     # without a Batch each; a snapshot's NoOps are rows of their own
-    noop_runs = rows is not None and not name.endswith(".checkpoint")
+    noop_runs = rows is not None and not is_snapshot_source(name)
     pos, end = 0, len(buf)
     while pos < end:
         if noop_runs:

@@ -13,7 +13,7 @@ import math
 
 from kraft_audit.core.replay.settings import ELR_FEATURE, METADATA_VERSION, MV_4_0_IV1
 from kraft_audit.core.replay.state import acl_binding, feature_ranges, quota_key, token_kept
-from kraft_audit.core.rules.kraft import SNAPSHOT_SUFFIX
+from kraft_audit.core.events import SNAPSHOT_SUFFIX
 from kraft_audit.core.rules.registry import Finding, rule
 
 # Codes of Kafka's ResourceType, PatternType, AclOperation and AclPermissionType that

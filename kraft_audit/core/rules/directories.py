@@ -14,7 +14,7 @@ registration without directories), and later with the directory the broker repor
 from __future__ import annotations
 
 from kraft_audit.core.codec import wire
-from kraft_audit.core.rules.kraft import SNAPSHOT_SUFFIX
+from kraft_audit.core.events import SNAPSHOT_SUFFIX
 from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, rule
 
 # DirectoryId.MIGRATING (0, 0), UNASSIGNED (0, 1), LOST (0, 2), as Uuid.toString writes them

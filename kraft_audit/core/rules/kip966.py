@@ -14,7 +14,7 @@ from kraft_audit.core.replay.settings import ELR_FEATURE
 from kraft_audit.core.replay.state import BROKER_RESOURCE, MIN_ISR
 from kraft_audit.core.rules.elections import (cleanly_electable, expected_elr, expected_last_known_elr,
                                          has_unclean_signature, is_elr_election)
-from kraft_audit.core.rules.kraft import SNAPSHOT_SUFFIX
+from kraft_audit.core.events import SNAPSHOT_SUFFIX
 from kraft_audit.core.rules.registry import (BATCH_BROKERS, BATCH_MIN_ISR_CONFIG, ELR_ENABLED,
                                         EMPTIES_ISR, HAS_ELR, SCOPE_CLUSTER, SETS_ASSIGNMENT,
                                         SETS_ELR, SETS_ISR, SETS_LEADER, Finding, rule)

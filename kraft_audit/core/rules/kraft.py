@@ -7,6 +7,7 @@ wrong is the record the controller chose to write.
 
 from __future__ import annotations
 
+from kraft_audit.core.events import SNAPSHOT_SUFFIX
 from kraft_audit.core.replay.partition import NO_LEADER_CHANGE
 from kraft_audit.core.replay.settings import MV_3_6_IV0, MV_4_0_IV0
 from kraft_audit.core.rules.elections import completes_reassignment
@@ -14,7 +15,6 @@ from kraft_audit.core.rules.registry import (BATCH_BROKERS, BATCH_RAFT_PROBLEMS,
                                              SCOPE_CLUSTER, SETS_ASSIGNMENT, SETS_ELR, SETS_ISR,
                                              SETS_LEADER, SETS_RECOVERY_STATE, Finding, rule)
 
-SNAPSHOT_SUFFIX = ".checkpoint"
 STATE_RECORDS = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
 
 

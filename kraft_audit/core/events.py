@@ -51,7 +51,7 @@ SNAPSHOT_SUFFIX = ".checkpoint"
 
 def is_snapshot_source(source: str | None) -> bool:
     """Whether an event's `source` is a snapshot file."""
-    return bool(source) and source.endswith(SNAPSHOT_SUFFIX)
+    return source is not None and source.endswith(SNAPSHOT_SUFFIX)
 
 
 # init=False: the __init__ below is the dataclass's own, written out, for the compiled build

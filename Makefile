@@ -146,8 +146,9 @@ test: install prometheus kafka delta-spark spark-kafka k8s-schemas
 	$(BIN)/python -m pytest -q --durations=15
 
 # Further variants of slow tests `make test` runs one of (a signal to the process as well as to
-# its group; the real-Kafka tests on the second Kafka line, 3.9.2), kept out of it for its
-# 25-minute budget; CI runs them (about 9 minutes).
+# its group; the real-Kafka tests on the second Kafka line, 3.9.2; a kill -9 just after a
+# compaction's commit; the shipper's topic read on the standalone cluster), kept out of it for
+# its 25-minute budget; CI runs them (about 11 minutes).
 test-variants: install prometheus kafka delta-spark spark-kafka
 	$(BIN)/python -m pytest -q -m variants
 

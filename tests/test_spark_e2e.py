@@ -425,7 +425,8 @@ def test_kill_9_in_the_middle_of_a_bootstrap_then_restart_gives_an_uninterrupted
         assert sum(p["applied"] + p["duplicates"] + p["quarantined"] for p in progress) == records
 
 
-@pytest.mark.parametrize("point", ["in_merge", "after_merge"])
+# the kill just after the commit in `make test-variants` (CI runs both), for make test's budget
+@pytest.mark.parametrize("point", ["in_merge", pytest.param("after_merge", marks=pytest.mark.variants)])
 def test_kill_9_during_a_compaction_then_restart_gives_an_uninterrupted_runs_tables(spark, tmp_path,
                                                                                    point):
     """partition_state compacted after every micro-batch, the process killed -9 in

@@ -243,6 +243,7 @@ def own_standalone(tmp_path_factory):
 
 
 @pytest.mark.kafka
+@pytest.mark.variants  # of test_kafka_ship's (a local master) and of the worker-kill test here
 def test_the_shippers_topic_audited_on_the_standalone_cluster(own_standalone, executor_python, spark,
                                                               tmp_path):
     """The fleet layout on the multi-process cluster: a real Kafka's controller log shipped

@@ -216,13 +216,18 @@ def _partition_scoped_rows(pdf: pd.DataFrame) -> list[bool]:
             for t, tid, pid in zip(pdf["type"], pdf["topic_id"], pdf["partition_id"])]
 
 
+def _from_snapshot(pdf: pd.DataFrame) -> np.ndarray:
+    """Which rows a snapshot file gave (events.is_snapshot_source, a column at a time)."""
+    return pdf["source"].astype(str).str.endswith(SNAPSHOT_SUFFIX).to_numpy()
+
+
 def _log_order(pdf: pd.DataFrame) -> pd.DataFrame:
     """Spark does not keep arrival order inside a group: restore log order.
     A snapshot's records (offsets of their own, from 0) come before the
     segment records that follow it."""
     if pdf.empty:
         return pdf
-    keyed = pdf.assign(_segment=~pdf["source"].astype(str).str.endswith(SNAPSHOT_SUFFIX))
+    keyed = pdf.assign(_segment=~_from_snapshot(pdf))
     return keyed.sort_values(["_segment", "offset", "kind", "source", "position"],
                              kind="stable").drop(columns="_segment")
 
@@ -237,7 +242,7 @@ def _drop_repeats(pdf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         return pdf, pdf
     in_log = (pdf["offset"].to_numpy() >= 0) & pdf["kind"].isin(_LOG_KINDS).to_numpy()
     # a snapshot's records carry positions in the file, not log offsets: a place of their own
-    place = pd.DataFrame({"snapshot": pdf["source"].astype(str).str.endswith(SNAPSHOT_SUFFIX).to_numpy(),
+    place = pd.DataFrame({"snapshot": _from_snapshot(pdf),
                           "offset": pdf["offset"].to_numpy(), "in_log": in_log})
     repeat = in_log & place.duplicated().to_numpy()
     if not repeat.any():
@@ -328,7 +333,7 @@ def _packed_noops(packed: pd.DataFrame, pdf: pd.DataFrame) -> tuple[list[int], i
     offsets = np.concatenate([event_rows.noop_offsets(r) for r in packed["raw"]])
     unique = np.unique(offsets)
     rows = pdf[(pdf["type"] == "NO_OP_RECORD").to_numpy() & (pdf["offset"].to_numpy() >= 0)
-               & ~pdf["source"].astype(str).str.endswith(SNAPSHOT_SUFFIX).to_numpy()]
+               & ~_from_snapshot(pdf)]
     fresh = unique[~np.isin(unique, rows["offset"].to_numpy())]
     return fresh.tolist(), len(offsets) - len(fresh), len(offsets)
 

@@ -104,6 +104,10 @@ class KafkaUnreachable(KraftAuditError, ConnectionError):
     bound)."""
 
 
+class QuorumError(KraftAuditError, ConnectionError):
+    """No controller of the addresses given answered DescribeQuorum as the quorum's leader."""
+
+
 class ShipStopped(KraftAuditError):
     """SIGTERM or SIGINT came while the shipper waited for Kafka."""
 

@@ -57,10 +57,8 @@ class EveryRuleLoop(EventLoop):
 
 
 def reference_auditor(catalog: Catalog) -> Auditor:
-    auditor = Auditor.__new__(Auditor)
     settings = CoreSettings()
-    auditor._loop = EveryRuleLoop(catalog, settings, True, UncachedState(settings))
-    return auditor
+    return Auditor.of_loop(EveryRuleLoop(catalog, settings, True, UncachedState(settings)))
 
 
 def outputs(auditor: Auditor, events: list, comparisons: list = ()) -> dict:

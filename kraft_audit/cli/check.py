@@ -8,15 +8,22 @@ can be added, with the same flags as `run`, to check clean-shutdown handling
 (KIP-966) and stray replicas (KIP-550).
 Times are ISO-8601 UTC; an open condition's age is given from the wall clock and
 from the log's newest record. Problems are grouped by rule, condition, topic and broker.
+The metadata log is a Raft log: a controller's tail can hold records the quorum never
+committed (kraft_audit/core/raft.py). The audit takes what is proven committed (a quorum of
+one voter, a snapshot, a later epoch's metadata, or the high watermark of a live quorum's
+DescribeQuorum, `--bootstrap-controller`); the rest is audited as provisional and listed
+apart, with how much of the tail is unproven. `--assume-committed` takes the whole log as
+committed (a quiesced cluster whose controllers agree).
 Exit status: 0 when no rule fired and no partition is offline at the end of the log,
 1 when a rule fired or a partition is offline (leaderless) at the end, 2 on a usage
-error or when no record of PATH could be used.
+error or when no record of PATH could be used. Provisional findings do not change it.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import sys
 from collections import Counter
@@ -32,7 +39,7 @@ from kraft_audit.cli.views import iso_or_dash as iso, plural, since
 from kraft_audit.cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
 from kraft_audit.cli.side_inputs import add_side_input_arguments, side_inputs
 from kraft_audit.core.codec.batches import NoOpRun
-from kraft_audit.core.codec.logdir import metadata_dir, read_meta_properties
+from kraft_audit.core.codec.logdir import log_dir_evidence, metadata_dir, read_meta_properties
 from kraft_audit.core.collector import collector_paused
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.image import verify_snapshots
@@ -54,6 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # the flag's earlier name (one file), kept working for scripts
     parser.add_argument("--log-dirs", action="append", dest="log_dir_inventory", help=argparse.SUPPRESS)
     parser.add_argument("--cluster-id", help="cluster id (default: from meta.properties)")
+    parser.add_argument("--bootstrap-controller", action="append", default=[], metavar="HOST:PORT",
+                        help="a controller listener to ask the quorum's high watermark (DescribeQuorum), "
+                        "repeatable or comma-separated: the log is committed up to it where it is at the "
+                        "leader's epoch")
+    parser.add_argument("--assume-committed", action="store_true",
+                        help="take the whole log as committed (default: what the log and the quorum prove)")
 
 
 def rule_catalog(args: argparse.Namespace):
@@ -67,8 +80,8 @@ def rule_catalog(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     catalog = rule_catalog(args)
-    auditor = Auditor(catalog, static_settings(args),
-                      partition_rows=False)  # the report reads no partition row
+    settings = {**static_settings(args), "assume_committed": bool(getattr(args, "assume_committed", False))}
+    auditor = Auditor(catalog, settings, partition_rows=False)  # the report reads no partition row
     side = list(side_inputs(args, lambda: args.cluster_id or _log_cluster_id(args.path)))
     tally = Tally(args.path)
     first: list = []  # the first record placed in the log: where the input starts
@@ -77,17 +90,20 @@ def run(args: argparse.Namespace) -> int:
     # Runs of NoOp batches read as one item each, unless side inputs are placed among them
     events = _noting_first(tally.count(read_path(Path(args.path), args.cluster_id, "earliest",
                                                  noop_runs=not side)), first)
+    events = itertools.chain(_evidence(Path(args.path), args.cluster_id), events)
     # what the audit keeps is no garbage: frozen after it, or the collector's next pass walks
     # every object of it (0.3 s of CPU at 100k partitions)
     with collector_paused(freeze_after=True):
         out = auditor.process(merge_by_time(events, by_time(side)) if side else events)
+        _merge(out, _quorum_claim(auditor, args))
     tally.require_records()
-    if auditor.last_offset < 0:  # no record of the log found its place in it
+    if auditor.last_offset < 0 and auditor.gate.unproven() is None:  # no record found its place
         raise UsageError(f"no record of {args.path} could be applied: all {tally.records} rejected "
                          f"(first: {out.quarantined[0].reason if out.quarantined else '-'})")
     snapshots = _compare_snapshots(auditor, out, Path(args.path), args.cluster_id)
     report = build_report(auditor, out, args.cluster_id, first[0] if first else None, min_isr_given(args))
     report["snapshots"] = snapshots
+    report["commit"] = commit_report(auditor)
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -95,6 +111,60 @@ def run(args: argparse.Namespace) -> int:
         print_report(report, every=args.all)
     gc.unfreeze()  # a caller that goes on (the tests call run in-process) collects it all again
     return EXIT_FINDINGS if report["findings"] or report["offline_partitions"] else EXIT_OK
+
+
+def _evidence(path: Path, cluster_id: str | None) -> list:
+    """A log dir's own word on its commit point (its newest snapshot, its quorum-state's voters)."""
+    if not path.is_dir():
+        return []
+    cid = cluster_id or read_meta_properties(metadata_dir(path)).get("cluster.id", "")
+    return [log_dir_evidence(path, cid, read_meta_properties(metadata_dir(path)).get("node.id", ""))]
+
+
+def _quorum_claim(auditor: Auditor, args: argparse.Namespace):
+    """What the quorum's high watermark releases of what the log held (--bootstrap-controller);
+    None when not asked. A quorum that does not answer is said on stderr: the log's own
+    proofs stand."""
+    addresses = [a for given in args.bootstrap_controller for a in given.split(",") if a]
+    if not addresses:
+        return None
+    from kraft_audit.quorum import QuorumError, commit_claim, leader_status
+
+    try:
+        status = leader_status(addresses)
+    except QuorumError as e:
+        print(f"kraft-audit check: {e}; the log's own proofs of commit only", file=sys.stderr)
+        return None
+    cluster_id = auditor.cluster_id or args.cluster_id or _log_cluster_id(args.path)
+    claim = commit_claim(status, cluster_id, auditor.gate.shape)
+    if claim is None:
+        print(f"kraft-audit check: the log is not at the quorum's epoch {status.leader_epoch} "
+              f"(leader {status.leader_id}): its tail may be a deposed leader's; the log's own "
+              "proofs of commit only", file=sys.stderr)
+        return None
+    return auditor.process([claim])
+
+
+def _merge(out, more) -> None:
+    if more is None:
+        return
+    for name in ("violations", "conditions", "partitions", "brokers", "quarantined", "retractions"):
+        getattr(out, name).extend(getattr(more, name))
+    out.applied += more.applied
+    out.duplicates += more.duplicates
+    out.retracted += more.retracted
+
+
+def commit_report(auditor: Auditor) -> dict:
+    """Where the commit point is and what proves it; the tail not proven committed and what
+    auditing it would find (provisional: not the verdict)."""
+    gate = auditor.gate
+    provisional = auditor.provisional()
+    unproven = gate.unproven()
+    return {"committed_offset": gate.committed_to - 1, "proof": gate.proof,
+            "unproven": None if unproven is None else {
+                "first_offset": unproven[0], "last_offset": unproven[1], "records": unproven[2]},
+            "provisional_findings": [asdict(v) for v in provisional.violations]}
 
 
 def _compare_snapshots(auditor: Auditor, out, path: Path, cluster_id: str | None) -> list[dict]:
@@ -190,6 +260,7 @@ def print_report(report: dict, every: bool = False) -> None:
         differences = plural(snap["differences"], "difference") if snap["differences"] else "no differences"
         print(f"snapshot {snap['file']}: compared with the log replayed from {snap['replayed_from']}"
               f", {differences}")
+    _print_commit(report.get("commit"), every)
     findings, offline = report["findings"], report["offline_partitions"]
     verdict = [plural(len(findings), "finding") if findings else "no rule broken",
                f"{plural(offline, 'partition')} offline at the end of the log" if offline else "none offline"]
@@ -204,6 +275,26 @@ def print_report(report: dict, every: bool = False) -> None:
             print(f"  {name:<34} {value}")
     for q in report["quarantined"]:
         print(f"quarantined: {q['source']} position {q['position']}: {q['reason']}", file=sys.stderr)
+
+
+def _print_commit(commit: dict | None, every: bool) -> None:
+    if not commit:
+        return
+    unproven = commit["unproven"]
+    if unproven is None:
+        print(f"commit: every record is committed ({commit['proof']})")
+        return
+    proven = (f"offsets up to {commit['committed_offset']} proven committed ({commit['proof']})"
+              if commit["committed_offset"] >= 0 else "no offset proven committed")
+    found = commit["provisional_findings"]
+    print(f"commit: {proven}; {plural(unproven['records'], 'record')} after it (offsets "
+          f"{unproven['first_offset']}..{unproven['last_offset']}) unproven: audited as provisional, "
+          f"{plural(len(found), 'provisional finding')} (not in the verdict; --assume-committed "
+          "takes them as committed)")
+    for v in found if every else found[:SHOWN]:
+        print(f"  provisional {v['severity']} {v['rule_id']} offset {v['offset']} {_where(v)}: {v['message']}")
+    if not every and len(found) > SHOWN:
+        print(f"  ... {len(found) - SHOWN} more (--all or --json lists them)")
 
 
 def _where(row: dict) -> str:

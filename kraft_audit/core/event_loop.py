@@ -18,12 +18,14 @@ from kraft_audit.core.codec.logdir import SNAPSHOT_RE
 from kraft_audit.core.events import (
     KIND_BATCH_HEADER,
     KIND_LOG_DIRS,
+    KIND_NOOPS,
     KIND_RECORD,
     KIND_REGISTRATION,
     KIND_SNAPSHOT_COMPARISON,
     MetadataEvent,
     Quarantined,
     SNAPSHOT_SUFFIX,
+    noop_offsets,
 )
 from kraft_audit.core.findings import PARTITION_TYPES, AuditOutput, FindingSink, bound_rules
 from kraft_audit.core.image import SnapshotComparison, comparison_from_plain
@@ -120,6 +122,7 @@ class EventLoop:
         self.controller_changes_ms: list[tuple[int, int]] = []
         self._epoch_opened_after_ms = 0  # the newest record time when the newest epoch's first batch opened
         self.raft_headers_to = -1  # last offset of the newest batch judged from its header alone
+        self._call_from = -1  # the last offset applied before the current call
         self.log_start_known = False  # where the input starts was judged (partial or whole)
         # end offset of the newest snapshot judged from a shipped comparison (a shipper that
         # restarts compares its snapshots again: those are duplicates)
@@ -161,6 +164,7 @@ class EventLoop:
 
     def process(self, events: Iterable[MetadataEvent | Quarantined | NoOpRun]) -> AuditOutput:
         out = self.new_output()
+        self._call_from = self.last_offset  # packed NoOps at or below it are duplicates
         self._events(events, out, False, None)
         self._close_batch()  # input comes in whole batches; one not closed by its end ended here
         self.registrations.expire(self.clock_ms)
@@ -184,6 +188,9 @@ class EventLoop:
                 continue
             if event.cluster_id != self.cluster_id:
                 self.cluster_id = findings.cluster_id = event.cluster_id
+            if event.kind == KIND_NOOPS:
+                self._packed_noops(event, out)
+                continue
             offset, batch_end = event.offset, event.batch_last_offset  # as read: they order the log
             if offset < 0:
                 if event.kind == KIND_RECORD:
@@ -246,6 +253,22 @@ class EventLoop:
             if offset >= 0 and offset >= batch_end:
                 self._close_batch()
         return progressed, last_applied
+
+    def _packed_noops(self, event: MetadataEvent, out: AuditOutput) -> None:
+        """NoOpRecords a reader sent as their offsets (KIND_NOOPS): counted, applied or
+        duplicates (at or below the last offset applied before this call: their place in the
+        call is after records between them); the log starts at the first when nothing came
+        before."""
+        offsets = noop_offsets(event.raw)
+        if not len(offsets):
+            return
+        if self.last_offset < 0 and not self.log_start_known:
+            self.note_log_start(int(offsets.min()), event.source)
+        copies = int((offsets <= self._call_from).sum())
+        self.applied += len(offsets) - copies
+        out.applied += len(offsets) - copies
+        self.duplicates += copies
+        out.duplicates += copies
 
     def _quiet_noop(self, epoch: int, source: str) -> bool:
         """Whether the quiet path may take a batch of one NoOpRecord of this Raft epoch read

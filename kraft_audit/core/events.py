@@ -35,6 +35,21 @@ KIND_SNAPSHOT_COMPARISON = "snapshot_comparison"
 KIND_BATCH_HEADER = "batch_header"
 BATCH_HEADER = "BATCH_HEADER"
 
+# What the readers say of the log besides its records (kraft_audit/core/raft.py reads them):
+# LOG_RUNS: every batch a reader read, as runs of one Raft epoch (`data`: {"copy": the log's
+# copy, e.g. a controller's node id, "runs": [[first offset, last offset, epoch, metadata
+# batches], ...]}); COMMIT: entry (`offset`, `leader_epoch`) of that copy's log is committed
+# (`data`: {"copy", "proof": how it is known, "voters": the voter set, when the reader knows it})
+KIND_LOG_RUNS = "log_runs"
+LOG_RUNS = "LOG_RUNS"
+KIND_COMMIT = "commit"
+COMMIT_CLAIM = "COMMIT_CLAIM"
+# NoOpRecords read but not sent one event each (95%+ of a real log): `raw` holds their
+# offsets as little-endian int64, `batch_base_offset` and `batch_last_offset` the lowest and
+# highest, `leader_epoch` their Raft epoch; counted, never replayed (they change nothing)
+KIND_NOOPS = "noops"
+NOOP_OFFSETS = "NOOP_OFFSETS"
+
 # Type names of the side inputs (not Kafka records).
 BROKER_REGISTRATION_REQUEST = "BROKER_REGISTRATION_REQUEST"
 BROKER_LOG_DIRS = "BROKER_LOG_DIRS"
@@ -130,3 +145,21 @@ def event_to_plain(e: MetadataEvent) -> tuple:
 
 def event_from_plain(fields: tuple) -> MetadataEvent:
     return MetadataEvent(*fields)  # 13 fields when stored before leader_epoch was kept: -1
+
+
+def noop_offsets(raw: bytes | None):
+    """The offsets a packed NoOps event stands for (numpy int64)."""
+    import numpy as np
+
+    return np.frombuffer(bytes(raw or b""), dtype="<i8").astype(np.int64)
+
+
+def packed_noops(like: MetadataEvent, offsets, timestamp_ms: int | None = None) -> MetadataEvent:
+    """A packed NoOps event (KIND_NOOPS) of `offsets` (ascending), from the cluster, source,
+    time and epoch of `like`."""
+    import numpy as np
+
+    offsets = np.asarray(offsets, dtype="<i8")
+    return MetadataEvent(like.cluster_id, like.source, -1, NO_OFFSET, int(offsets[0]), int(offsets[-1]),
+                         like.timestamp_ms if timestamp_ms is None else timestamp_ms, KIND_NOOPS,
+                         NOOP_OFFSETS, 0, {}, -1, offsets.tobytes(), like.leader_epoch)

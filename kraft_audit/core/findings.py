@@ -23,7 +23,7 @@ from kraft_audit.core.events import (
 from kraft_audit.core.replay.partition import FIELDS as PARTITION_FIELDS
 from kraft_audit.core.replay.partition import Partition
 from kraft_audit.core.replay.state import UNKNOWN_BEFORE_HISTORY, ClusterState, ReplayError
-from kraft_audit.core.rows import BrokerRow, ConditionChange, PartitionRow, Violation
+from kraft_audit.core.rows import BrokerRow, ConditionChange, PartitionRow, RetractionRow, Violation
 from kraft_audit.core.rules.catalog import Catalog, RuleSpec
 from kraft_audit.core.rules.check import BatchInfo, Check, Registered, Site
 from kraft_audit.core.rules.registry import ON_INPUT, PARTITION_RECORDS, SCOPE_CLUSTER, Finding
@@ -38,8 +38,10 @@ class AuditOutput:
     partitions: list[PartitionRow] = field(default_factory=list)
     brokers: list[BrokerRow] = field(default_factory=list)
     quarantined: list[Quarantined] = field(default_factory=list)
+    retractions: list[RetractionRow] = field(default_factory=list)
     applied: int = 0  # events of this call used by replay
     duplicates: int = 0  # events of this call skipped: offset already applied
+    retracted: int = 0  # records withdrawn: of a version of the log the quorum replaced
 
 
 class HeldFinding(NamedTuple):

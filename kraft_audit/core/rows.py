@@ -61,7 +61,7 @@ class ConditionChange:
     condition: str = column(STRING, "`under_min_isr`, `leaderless`, `recovering`, "
                             "`manual_election_required`, `elr_in_use`, `reassignment_stalled`, "
                             "`election_overdue`, `leader_imbalanced`, `unclean_election_overdue`, "
-                            "`delegation_token_expired`", key=True)
+                            "`delegation_token_expired`, `input_gap`", key=True)
     cluster_id: str = column(STRING, key=True)
     topic: str | None = column(STRING)
     topic_id: str = column(STRING, "\"\" for a condition of no partition (`delegation_token_expired`)",
@@ -79,8 +79,8 @@ class ConditionChange:
         "written before the column existed", default=None)
     resource: str | None = column(
         STRING, "what a condition of no partition is about: `delegation_token_expired`, the token "
-        "id; null for the partition conditions and for rows written before the column existed",
-        default=None)
+        "id; `input_gap`, `log` (offsets start_offset..end_offset - 1 the input lacks); null for the "
+        "partition conditions and for rows written before the column existed", default=None)
 
 
 @dataclass(slots=True)
@@ -156,6 +156,28 @@ class QuarantineRow:
                    bytes(q.raw or b"")[:cls.RAW_LIMIT])
 
 
+@dataclass(slots=True)
+class RetractionRow:
+    """What the audit withdrew because the quorum replaced it (table `retractions`, append):
+    a record of a log version a later Raft epoch truncated, or a provisional finding or
+    condition interval that only such records produced."""
+
+    retraction_id: str = column(STRING, "`cluster/kind/offset/epoch/what`", key=True)
+    cluster_id: str = column(STRING, key=True)
+    kind: str = column(STRING, "`record` (a log record the audit held as uncommitted), `violation` "
+                       "or `condition` (provisional, from such records)", key=True)
+    offset: int = column(INT64, "the record's offset (a finding's or an interval's start)", key=True)
+    raft_epoch: int = column(INT32, "the Raft epoch it was written in (-1: unknown)")
+    replaced_at: int = column(INT64, "the first offset where the winning version of the log differs")
+    replaced_by_epoch: int = column(INT32, "the winning version's Raft epoch there")
+    record_type: str | None = column(STRING, "a record's type; a finding's rule; a condition's name")
+    topic_id: str | None = column(STRING)
+    partition: int | None = column(INT32)
+    message: str = column(STRING, "what was withdrawn, for a person")
+    held: bool = column(BOOL, "the audit had held it (shown as provisional); false: it arrived after "
+                        "the log it belonged to had lost, and was dropped at once", default=True)
+
+
 _BY_VALUE = "map<string,int64>"
 
 
@@ -222,10 +244,32 @@ class ClusterGauges:
     # it; -1: the whole history. (A cluster's: the smallest over its buckets.)
     history_from_offset: int = column(
         INT64, "a log starting mid-history: its first offset; -1 the whole history", default=-1)
+    # the log as the quorum commits it (core/raft.py; the same in every bucket)
+    committed_offset: int = column(
+        INT64, "offsets below are proven committed (-1: none yet)", default=-1)
+    commit_proof: str = column(STRING, "what proves committed_offset", default="")
+    log_end_offset: int = column(INT64, "offset after the newest one the input showed", default=-1)
+    unproven_records: int = column(
+        INT64, "offsets the input showed beyond the commit point: held, audited only as "
+        "provisional", default=0)
+    released_unproven_to: int = column(
+        INT64, "offsets below were audited without proof of commit (too many held); -1 none",
+        default=-1)
+    divergences_total: int = column(
+        INT64, "times a later Raft epoch replaced what the input had shown", default=0)
+    retracted_offsets_total: int = column(
+        INT64, "offsets of replaced versions of the log the audit withdrew", default=0)
+    input_gap_records: int = column(
+        INT64, "offsets missing from every copy of the input that the audit waits for", default=0)
+    input_gaps_total: int = column(INT64, "holes in the input (any copy) seen", default=0)
+    provisional_violations: int = column(
+        INT64, "findings of the uncommitted tail (set by the caller that audits it)", default=0)
 
 
 # ClusterGauges fields that are the same in every bucket of a cluster: not summed
 CLUSTER_WIDE = ("brokers_active", "brokers_fenced", "brokers_in_controlled_shutdown",
                 "fenced_broker_ids", "active_controller", "metadata_version", "features",
-                "min_insync_replicas", "min_isr_source")
+                "min_insync_replicas", "min_isr_source", "committed_offset", "commit_proof",
+                "log_end_offset", "unproven_records", "released_unproven_to", "divergences_total",
+                "retracted_offsets_total", "input_gap_records", "input_gaps_total")
 

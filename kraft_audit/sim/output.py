@@ -136,7 +136,7 @@ def read_output(out_dir: str | os.PathLike):
     registration requests and log-dir inventories merged in by time (a side
     event goes before the first batch written after its time; the model
     writes nothing else in the millisecond of a side event)."""
-    from kraft_audit.core.codec.logdir import read_log_dir
+    from kraft_audit.core.codec.logdir import log_dir_evidence, read_log_dir
     from kraft_audit.core.events import (
         BROKER_LOG_DIRS,
         BROKER_REGISTRATION_REQUEST,
@@ -149,6 +149,7 @@ def read_output(out_dir: str | os.PathLike):
     log = read_log_dir(out)
     first = next(log, None)
     cluster_id = getattr(first, "cluster_id", "") or ""
+    yield log_dir_evidence(out, cluster_id)  # the newest snapshot: its end is committed
     side: list[tuple[int, int, MetadataEvent]] = []
     with open(out / "registrations.jsonl", encoding="utf-8") as fh:
         for number, line in enumerate(fh, 1):

@@ -40,7 +40,8 @@ from kraft_audit.core.codec.batches import (
 from kraft_audit.core.codec.dumpread import DumpChunk, iter_dump
 from kraft_audit.core.codec.keyrows import KeyRows, NoOpBatches
 from kraft_audit.core.codec.records import encode_control, encode_value
-from kraft_audit.core.events import NO_OFFSET, MetadataEvent, Quarantined, is_snapshot_source
+from kraft_audit.core.events import (COMMIT_CLAIM, KIND_COMMIT, NO_OFFSET, MetadataEvent, Quarantined,
+                                     is_snapshot_source)
 
 METADATA_DIR = "__cluster_metadata-0"
 META_PROPERTIES = "meta.properties"
@@ -95,6 +96,36 @@ def list_snapshots(path: str | os.PathLike) -> list[tuple[int, int, Path]]:
         if (m := SNAPSHOT_RE.match(p.name))
     ]
     return sorted(found)
+
+
+QUORUM_STATE = "quorum-state"
+
+
+def quorum_voters(path: str | os.PathLike) -> list[int] | None:
+    """The voter ids a controller's quorum-state file names (`currentVoters`, written by a
+    static quorum); None when it names none (no file, a dynamic quorum's, unreadable)."""
+    import json
+
+    try:
+        state = json.loads((metadata_dir(path) / QUORUM_STATE).read_text(encoding="utf-8"))
+        voters = [v["voterId"] for v in state.get("currentVoters") or ()]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return [v for v in voters if isinstance(v, int)] or None
+
+
+def log_dir_evidence(path: str | os.PathLike, cluster_id: str, copy: str = "") -> MetadataEvent:
+    """What a log dir says of its own commit point, as a COMMIT item for the Raft gate: its
+    newest snapshot's end (a controller snapshots committed state only) and the voter set its
+    quorum-state file names."""
+    snapshots = list_snapshots(path)
+    data: dict[str, Any] = {"copy": copy, "proof": f"snapshot {snapshots[-1][2].name}" if snapshots else ""}
+    voters = quorum_voters(path)
+    if voters:
+        data["voters"] = voters
+    end, epoch = (snapshots[-1][0], snapshots[-1][1]) if snapshots else (0, -1)
+    return MetadataEvent(cluster_id, QUORUM_STATE, -1, end - 1, NO_OFFSET, NO_OFFSET, 0, KIND_COMMIT,
+                         COMMIT_CLAIM, 0, data, leader_epoch=epoch)
 
 
 def segment_name(base_offset: int) -> str:

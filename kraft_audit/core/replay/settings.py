@@ -61,6 +61,17 @@ class CoreSettings:
     unclean_leader_election_interval_ms: int = 300_000
     # How long (event time) a registration request may wait for its RegisterBrokerRecord.
     registration_match_timeout_ms: int = 300_000
+    # The log as the quorum commits it (core/raft.py): how many records may wait behind a hole
+    # in the input (offsets no copy has shown) for it to fill before the audit goes on without
+    # it, saying so (None: for ever; 0: at once, the reader that skipped reporting it, as one
+    # pass over one log does; the streaming job waits: spark/operator.py JOB_SETTINGS)
+    hole_patience_records: int | None = 0
+    # how many records not proven committed are held (audited only as provisional) before the
+    # oldest are audited without proof, saying so (None: no bound; the job bounds its state)
+    max_unproven_records: int | None = None
+    # take whatever the input holds as committed, as a caller that knows says (a quiesced
+    # cluster's log, a view of a log dir); the proof then says "assumed"
+    assume_committed: bool = False
     # False when this auditor judges only some partitions (a Spark bucket): then a
     # replica on disk of a partition it has never seen is not called stray.
     sees_all_partitions: bool = True
@@ -88,6 +99,12 @@ class CoreSettings:
             interval = getattr(settings, name)
             if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
                 raise ValueError(f"{name} must be an integer of at least 1, got {interval!r}")
+        for name in ("hole_patience_records", "max_unproven_records"):
+            bound = getattr(settings, name)
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
+                raise ValueError(f"{name} must be null or an integer of at least 0, got {bound!r}")
+        if not isinstance(settings.assume_committed, bool):
+            raise ValueError(f"assume_committed must be true or false, got {settings.assume_committed!r}")
         if not isinstance(settings.delegation_token_expiry_sweep, bool):
             raise ValueError("delegation_token_expiry_sweep must be true or false, got "
                              f"{settings.delegation_token_expiry_sweep!r}")

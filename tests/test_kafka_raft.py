@@ -1,0 +1,177 @@
+"""The metadata log as Raft keeps it, witnessed on a real quorum of three controllers.
+
+The active controller is cut off from both followers (SIGSTOP): it goes on writing records
+of its epoch (a topic created through the broker) that no majority acknowledges, then is
+killed. The followers come back, one wins the next epoch and writes other records at the
+same offsets (another topic); the old leader restarts and truncates its tail.
+
+The audit must take only what the quorum committed:
+- `check` on a copy of the old leader's log dir taken before it restarted holds the tail it
+  cannot prove committed (the log alone proves offsets before its newest epoch's start),
+  audits it as provisional, and the quorum's answer (DescribeQuorum, `--bootstrap-controller`)
+  does not rescue it: that copy is not at the quorum's epoch;
+- the two copies read together (the old leader's, then a survivor's) withdraw the deposed
+  leader's records, each listed with its offset and epoch, and the audit equals the
+  survivor's;
+- on every final log, with the quorum's high watermark, the uncommitted topic is nowhere,
+  the one created after the failover is there, and nothing is found.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kraft_audit.core.audit import Auditor
+from kraft_audit.core.codec.logdir import log_dir_evidence, read_log_dir
+from kraft_audit.core.events import KIND_RECORD, MetadataEvent
+from kraft_audit.core.rules import load_catalog
+from kraft_audit.quorum import commit_claim, leader_status
+from kraft_audit.testing.realkafka.cluster import KafkaCluster, KafkaNode, wait_until
+from kraft_audit.testing.realkafka.tools import TOOL_JVM_OPTS, TOPIC_COMMAND, main_class
+from services import kafka_lines_beyond_the_first_as_variants
+
+pytestmark = pytest.mark.kafka
+
+BEFORE, LOST, AFTER = "before-failover", "never-committed", "after-failover"
+
+
+def _topics_written(log_dir: Path) -> dict[str, tuple[int, int, str]]:
+    """Topic name → (offset, Raft epoch, topic id) of its TopicRecord, as this log dir holds it now."""
+    found = {}
+    for e in read_log_dir(log_dir):
+        if isinstance(e, MetadataEvent) and e.kind == KIND_RECORD and e.type == "TOPIC_RECORD":
+            found[e.data["name"]] = (e.offset, e.leader_epoch, e.data["topicId"])
+    return found
+
+
+def _copy(node: KafkaNode, target: Path) -> Path:
+    """The node's log dir as it is now (the metadata directory and meta.properties)."""
+    shutil.copytree(node.metadata_log_dir.parent, target,
+                    ignore=lambda d, names: [n for n in names if n.endswith(".lock")])
+    return target
+
+
+def _check(*argv) -> dict:
+    result = subprocess.run([sys.executable, "-m", "kraft_audit.cli.main", "check", "--json", *map(str, argv)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode in (0, 1), result.stderr[-2000:]
+    return json.loads(result.stdout)
+
+
+def _audit(cluster_id: str, *log_dirs: Path, addresses: list[str] | None = None) -> tuple[Auditor, list]:
+    """One audit of every copy given, read one after the other (each with its own evidence),
+    then the quorum's high watermark claimed about what it holds; (auditor, retractions)."""
+    auditor = Auditor(load_catalog(), {})
+    retractions = []
+    for i, log_dir in enumerate(log_dirs):
+        out = auditor.process([log_dir_evidence(log_dir, cluster_id, str(i)), *read_log_dir(log_dir, cluster_id)])
+        assert [v.rule_id for v in out.violations] == []
+        retractions += out.retractions
+    if addresses:
+        claim = commit_claim(leader_status(addresses), cluster_id, auditor.gate.shape)
+        if claim is not None:
+            out = auditor.process([claim])
+            assert [v.rule_id for v in out.violations] == []
+            retractions += out.retractions
+    return auditor, retractions
+
+
+def _ids(topics: dict) -> set[str]:
+    return {t[2] for t in topics.values()}
+
+
+def _names(auditor: Auditor) -> set[str]:
+    return set(auditor.state.topic_ids)
+
+
+@pytest.mark.parametrize("version", kafka_lines_beyond_the_first_as_variants())
+def test_a_deposed_leaders_uncommitted_tail_is_withdrawn_and_the_new_epoch_is_audited(version, tmp_path):
+    cluster = KafkaCluster(version, tmp_path / "kafka", brokers=1, controllers=3)
+    addresses = [f"127.0.0.1:{c.port}" for c in cluster.controllers]
+    try:
+        cluster.start()
+        cluster.tools.create_topic(BEFORE, partitions=2, replication_factor=1)
+        status = leader_status(addresses)
+        old = cluster.node(status.leader_id)
+        followers = [c for c in cluster.controllers if c is not old]
+        wait_until(f"{BEFORE} committed on every controller",
+                   lambda: all(BEFORE in _topics_written(c.metadata_log_dir) for c in cluster.controllers), 60)
+        for f in followers:
+            f.pause()
+        # the create waits for a commit that cannot come: its records are in the leader's log
+        # only; killed before the failover (the broker's forwarding may still retry it, creating the
+        # topic anew, under another id, in the new epoch: as Kafka does)
+        creating = subprocess.Popen(
+            ["java", *TOOL_JVM_OPTS, "-cp", f"{cluster.jars}/*", main_class(cluster.jars, TOPIC_COMMAND),
+             "--bootstrap-server", cluster.bootstrap, "--create", "--topic", LOST, "--partitions", "6",
+             "--replication-factor", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        lost_at = wait_until(f"{LOST} in the cut-off leader's log",
+                             lambda: _topics_written(old.metadata_log_dir).get(LOST), 30)
+        time.sleep(1)  # a few NoOps of the epoch after it
+        creating.kill()
+        creating.wait(30)
+        deposed = _copy(old, tmp_path / "deposed")
+        old.kill()
+        for f in followers:
+            f.resume()
+        new = wait_until("a new leader", lambda: _leader_of(addresses, old.node_id), 60)
+        assert new.leader_epoch > status.leader_epoch
+        cluster.tools.create_topic(AFTER, partitions=1, replication_factor=1)
+        old.start()
+        wait_until(f"{AFTER} on the old leader's log too",
+                   lambda: AFTER in _topics_written(old.metadata_log_dir), 90)
+        survivor = cluster.node(new.leader_id)
+        finals = {c.node_id: _copy(c, tmp_path / f"final-{c.node_id}") for c in cluster.controllers}
+        lost_id = lost_at[2]
+        lost_anywhere = [n for n, d in finals.items() if lost_id in _ids(_topics_written(d))]
+        deposed_report = _check(deposed, "--cluster-id", cluster.cluster_id)
+        asked_report = _check(deposed, "--cluster-id", cluster.cluster_id,
+                              "--bootstrap-controller", ",".join(addresses))
+        merged, withdrawn = _audit(cluster.cluster_id, deposed, finals[survivor.node_id])
+        survivor_alone, _ = _audit(cluster.cluster_id, finals[survivor.node_id], addresses=addresses)
+        final_audits = {n: _audit(cluster.cluster_id, d, addresses=addresses)[0] for n, d in finals.items()}
+        final_reports = {n: _check(d, "--cluster-id", cluster.cluster_id, "--bootstrap-controller",
+                                   ",".join(addresses)) for n, d in finals.items()}
+    finally:
+        cluster.close()
+
+    # Kafka's own verdict: the tail was truncated everywhere
+    assert lost_anywhere == [], lost_anywhere
+    lost_offset, lost_epoch, _ = lost_at
+    assert lost_epoch == status.leader_epoch
+    # check on the deposed leader's copy: the tail unproven, provisional, not in the verdict
+    for report in (deposed_report, asked_report):
+        commit = report["commit"]
+        assert commit["unproven"] is not None, commit
+        assert commit["committed_offset"] < lost_offset <= commit["unproven"]["last_offset"], commit
+        assert report["findings"] == []
+    # read together with a survivor's copy: the deposed records are withdrawn, with offsets
+    # and epochs, and the audit is the survivor's
+    lost_rows = [r for r in withdrawn if r.kind == "record" and r.record_type == "TOPIC_RECORD"]
+    assert [(r.offset, r.raft_epoch) for r in lost_rows] == [(lost_offset, lost_epoch)], withdrawn
+    assert all(r.replaced_by_epoch > lost_epoch and r.replaced_at <= r.offset for r in withdrawn)
+    assert lost_id not in set(merged.state.topic_ids.values())
+    # every final log, with the quorum's high watermark: the committed history, the same on each
+    for node_id, auditor in final_audits.items():
+        assert {BEFORE, AFTER} <= _names(auditor) and lost_id not in set(auditor.state.topic_ids.values())
+        assert auditor.state.topic_ids == survivor_alone.state.topic_ids, node_id
+        report = final_reports[node_id]
+        assert report["findings"] == [], report["findings"]
+        assert "high watermark" in report["commit"]["proof"], report["commit"]
+    # the merged audit agrees with the survivor's wherever both have released
+    assert merged.state.topic_ids.items() <= survivor_alone.state.topic_ids.items()
+
+
+def _leader_of(addresses: list[str], not_id: int):
+    try:
+        status = leader_status(addresses, timeout_s=2)
+    except Exception:  # noqa: BLE001 - no leader yet
+        return None
+    return status if status.leader_id != not_id else None

@@ -135,6 +135,7 @@ def test_a_deposed_leaders_uncommitted_tail_is_withdrawn_and_the_new_epoch_is_au
         asked_report = _check(deposed, "--cluster-id", cluster.cluster_id,
                               "--bootstrap-controller", ",".join(addresses))
         merged, withdrawn = _audit(cluster.cluster_id, deposed, finals[survivor.node_id])
+        merged_report = _check(deposed, "--cluster-id", cluster.cluster_id, "--copy", finals[survivor.node_id])
         survivor_alone, _ = _audit(cluster.cluster_id, finals[survivor.node_id], addresses=addresses)
         final_audits = {n: _audit(cluster.cluster_id, d, addresses=addresses)[0] for n, d in finals.items()}
         final_reports = {n: _check(d, "--cluster-id", cluster.cluster_id, "--bootstrap-controller",
@@ -158,6 +159,13 @@ def test_a_deposed_leaders_uncommitted_tail_is_withdrawn_and_the_new_epoch_is_au
     assert [(r.offset, r.raft_epoch) for r in lost_rows] == [(lost_offset, lost_epoch)], withdrawn
     assert all(r.replaced_by_epoch > lost_epoch and r.replaced_at <= r.offset for r in withdrawn)
     assert lost_id not in set(merged.state.topic_ids.values())
+    # and check says so, the same rows: `check PATH --copy OTHER`
+    assert merged_report["findings"] == []
+    # (check reads runs of NoOps as one item: one row a run)
+    assert [(r["offset"], r["raft_epoch"], r["record_type"]) for r in merged_report["retractions"]
+            if r["record_type"] != "NO_OP_RECORD"] == \
+        [(r.offset, r.raft_epoch, r.record_type) for r in withdrawn if r.record_type != "NO_OP_RECORD"]
+    assert merged_report["records"]["retracted"] == len(withdrawn)
     # every final log, with the quorum's high watermark: the committed history, the same on each
     for node_id, auditor in final_audits.items():
         assert {BEFORE, AFTER} <= _names(auditor) and lost_id not in set(auditor.state.topic_ids.values())

@@ -61,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # the flag's earlier name (one file), kept working for scripts
     parser.add_argument("--log-dirs", action="append", dest="log_dir_inventory", help=argparse.SUPPRESS)
     parser.add_argument("--cluster-id", help="cluster id (default: from meta.properties)")
+    parser.add_argument("--copy", action="append", default=[], metavar="LOG_DIR",
+                        help="another controller's log dir of the same cluster, read after PATH and merged "
+                        "with it by offset and Raft epoch (the higher epoch wins at an offset); repeatable")
     parser.add_argument("--bootstrap-controller", action="append", default=[], metavar="HOST:PORT",
                         help="a controller listener to ask the quorum's high watermark (DescribeQuorum), "
                         "repeatable or comma-separated: the log is committed up to it where it is at the "
@@ -91,10 +94,18 @@ def run(args: argparse.Namespace) -> int:
     events = _noting_first(tally.count(read_path(Path(args.path), args.cluster_id, "earliest",
                                                  noop_runs=not side)), first)
     events = itertools.chain(_evidence(Path(args.path), args.cluster_id), events)
+    if side:
+        events = merge_by_time(events, by_time(side))
+    copies = [Path(c) for c in args.copy]
+    for copy in copies:  # after PATH: the gate merges what each holds
+        if not metadata_dir(copy).is_dir():
+            raise UsageError(f"--copy {copy}: not a log dir")
+        events = itertools.chain(events, _evidence(copy, args.cluster_id),
+                                 read_path(copy, args.cluster_id, "earliest", noop_runs=True))
     # what the audit keeps is no garbage: frozen after it, or the collector's next pass walks
     # every object of it (0.3 s of CPU at 100k partitions)
     with collector_paused(freeze_after=True):
-        out = auditor.process(merge_by_time(events, by_time(side)) if side else events)
+        out = auditor.process(events)
         _merge(out, _quorum_claim(auditor, args))
     tally.require_records()
     if auditor.last_offset < 0 and auditor.gate.unproven() is None:  # no record found its place
@@ -104,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     report = build_report(auditor, out, args.cluster_id, first[0] if first else None, min_isr_given(args))
     report["snapshots"] = snapshots
     report["commit"] = commit_report(auditor)
+    report["retractions"] = [asdict(r) for r in out.retractions]
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -204,7 +216,7 @@ def build_report(auditor: Auditor, out, cluster_id: str | None, first,
     return {
         "cluster_id": cluster_id,
         "records": {"applied": auditor.applied, "duplicates": auditor.duplicates,
-                    "quarantined": auditor.quarantined, "last_offset": auditor.last_offset,
+                    "quarantined": auditor.quarantined, "retracted": auditor.gate.retracted_total, "last_offset": auditor.last_offset,
                     "first_offset": first.offset if first else None,
                     "first_timestamp_ms": first.timestamp_ms if first else None,
                     "last_timestamp_ms": gauges.last_timestamp_ms},
@@ -261,6 +273,7 @@ def print_report(report: dict, every: bool = False) -> None:
         print(f"snapshot {snap['file']}: compared with the log replayed from {snap['replayed_from']}"
               f", {differences}")
     _print_commit(report.get("commit"), every)
+    _print_retractions(report.get("retractions") or [], every)
     findings, offline = report["findings"], report["offline_partitions"]
     verdict = [plural(len(findings), "finding") if findings else "no rule broken",
                f"{plural(offline, 'partition')} offline at the end of the log" if offline else "none offline"]
@@ -295,6 +308,19 @@ def _print_commit(commit: dict | None, every: bool) -> None:
         print(f"  provisional {v['severity']} {v['rule_id']} offset {v['offset']} {_where(v)}: {v['message']}")
     if not every and len(found) > SHOWN:
         print(f"  ... {len(found) - SHOWN} more (--all or --json lists them)")
+
+
+def _print_retractions(rows: list[dict], every: bool) -> None:
+    """What the merge withdrew: records of a log version a later Raft epoch replaced."""
+    if not rows:
+        return
+    print(f"withdrawn: {plural(len(rows), 'record')} of a version of the log a later Raft epoch "
+          "replaced (never committed; not audited)")
+    for r in rows if every else rows[:SHOWN]:
+        print(f"  offset {r['offset']} epoch {r['raft_epoch']} {r['record_type']}: replaced by epoch "
+              f"{r['replaced_by_epoch']} from offset {r['replaced_at']}")
+    if not every and len(rows) > SHOWN:
+        print(f"  ... {len(rows) - SHOWN} more (--all or --json lists them)")
 
 
 def _where(row: dict) -> str:

@@ -27,6 +27,7 @@ from kraft_audit.core.codec.logdir import read_log_dir
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.replay.conditions import TASK_GRACE_S, condition_bounds_seconds, past_bound
 from kraft_audit.core.rules import load_catalog
+from kraft_audit.quorum import commit_claim, leader_status
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, KafkaNode, elr_features, wait_until
 from services import kafka_lines_beyond_the_first_as_variants
 
@@ -45,9 +46,24 @@ SETTINGS = {"leader_imbalance_check_interval_seconds": INTERVAL_S,
 
 
 def _audit(node: KafkaNode) -> tuple[Auditor, list, object]:
-    events = list(read_log_dir(node.metadata_log_dir))
-    auditor = Auditor(load_catalog(), SETTINGS)
-    return auditor, events, auditor.process(iter(events))
+    """The audit of the node's log as the quorum has committed it: the log's own proofs,
+    then the quorum's high watermark (DescribeQuorum), asked until the log has reached the
+    leader's epoch (a quorum of three: the log alone proves its newest epoch's records only
+    at the next epoch)."""
+    addresses = [f"127.0.0.1:{c.port}" for c in node.cluster.controllers if c.running]
+
+    def audited():
+        events = list(read_log_dir(node.metadata_log_dir))
+        auditor = Auditor(load_catalog(), SETTINGS)
+        out = auditor.process(iter(events))
+        claim = commit_claim(leader_status(addresses), node.cluster.cluster_id, auditor.gate.shape)
+        if claim is None:
+            return None
+        more = auditor.process([claim])
+        out.violations += more.violations
+        out.conditions += more.conditions
+        return auditor, events, out
+    return wait_until(f"{node}'s log at the quorum's epoch", audited, 60)
 
 
 def _wait(cluster: KafkaCluster, node: KafkaNode, what: str, predicate, timeout: float = 90,

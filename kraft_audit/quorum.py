@@ -24,7 +24,8 @@ import socket
 import struct
 from dataclasses import dataclass
 
-from kraft_audit.errors import QuorumError
+from kraft_audit.core.codec.wire import read_uvarint, write_uvarint
+from kraft_audit.errors import QuorumError, WireError
 from kraft_audit.core.events import COMMIT_CLAIM, KIND_COMMIT, NO_OFFSET, MetadataEvent
 from kraft_audit.core.raft import LogShape
 
@@ -44,29 +45,17 @@ class QuorumStatus:
     address: str  # who answered
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def _compact_string(s: str) -> bytes:
     raw = s.encode()
-    return _uvarint(len(raw) + 1) + raw
+    return write_uvarint(len(raw) + 1) + raw
 
 
 def request_bytes(correlation_id: int) -> bytes:
     """A DescribeQuorum v0 request for partition 0 of the metadata topic, size-prefixed."""
     client = CLIENT_ID.encode()
     header = struct.pack(">hhih", DESCRIBE_QUORUM, 0, correlation_id, len(client)) + client + b"\x00"
-    body = (_uvarint(2) + _compact_string(METADATA_TOPIC)  # one topic
-            + _uvarint(2) + struct.pack(">i", 0) + b"\x00"  # one partition: 0; its tags
+    body = (write_uvarint(2) + _compact_string(METADATA_TOPIC)  # one topic
+            + write_uvarint(2) + struct.pack(">i", 0) + b"\x00"  # one partition: 0; its tags
             + b"\x00"  # the topic's tags
             + b"\x00")  # the request's tags
     message = header + body
@@ -83,14 +72,8 @@ class _Reader:
         return value[0] if len(value) == 1 else value
 
     def uvarint(self) -> int:
-        shift = result = 0
-        while True:
-            byte = self.buf[self.at]
-            self.at += 1
-            result |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return result
-            shift += 7
+        value, self.at = read_uvarint(self.buf, self.at)
+        return value
 
     def string(self) -> str | None:
         n = self.uvarint() - 1
@@ -163,7 +146,7 @@ def describe_quorum(address: str, timeout_s: float = 5.0) -> QuorumStatus:
             return parse_response(_read_exactly(sock, size), correlation_id, address)
     except OSError as e:
         raise QuorumError(f"{address}: {e}") from e
-    except (struct.error, IndexError, UnicodeDecodeError) as e:
+    except (struct.error, IndexError, UnicodeDecodeError, WireError) as e:
         raise QuorumError(f"{address}: not a DescribeQuorum answer ({e})") from e
 
 

@@ -59,9 +59,7 @@ def _audit(node: KafkaNode) -> tuple[Auditor, list, object]:
         claim = commit_claim(leader_status(addresses), node.cluster.cluster_id, auditor.gate.shape)
         if claim is None:
             return None
-        more = auditor.process([claim])
-        out.violations += more.violations
-        out.conditions += more.conditions
+        out.extend(auditor.process([claim]))
         return auditor, events, out
     return wait_until(f"{node}'s log at the quorum's epoch", audited, 60)
 

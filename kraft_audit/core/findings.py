@@ -43,6 +43,14 @@ class AuditOutput:
     duplicates: int = 0  # events of this call skipped: offset already applied
     retracted: int = 0  # records withdrawn: of a version of the log the quorum replaced
 
+    def extend(self, more: AuditOutput) -> None:
+        """Add a later call's output to this one."""
+        for name in ("violations", "conditions", "partitions", "brokers", "quarantined", "retractions"):
+            getattr(self, name).extend(getattr(more, name))
+        self.applied += more.applied
+        self.duplicates += more.duplicates
+        self.retracted += more.retracted
+
 
 class HeldFinding(NamedTuple):
     """A finding kept until a broker's registration verdict."""

@@ -34,14 +34,20 @@ prometheus:
 KAFKA_CACHE ?= .cache/kafka
 KAFKA_4 := 4.3.1
 KAFKA_3 := 3.9.2
-KAFKA_MATRIX ?= 3.7.2 3.8.1 3.9.2 4.0.2 4.1.2 4.2.1 4.3.1
+KAFKA_MATRIX ?= 3.7.2 3.8.1 3.9.2 4.0.2 4.1.2 4.2.2 4.3.2 4.4.0
+# org.apache.kafka:kafka-shell is not on Maven Central for every release. A shell reads only the
+# metadata versions and jars of its own line, so a release borrows the shell of the newest release
+# of its line that has one, and a line with none gets no shell (the oracles then say so).
+KAFKA_SHELL_FOR_4.3.2 := 4.3.1
+KAFKA_SHELL_FOR_4.4.0 := none
+kafka_shell_flag = $(if $(filter none,$(KAFKA_SHELL_FOR_$(1))),-Dkafka.shell.none,$(if $(KAFKA_SHELL_FOR_$(1)),-Dkafka.shell.version=$(KAFKA_SHELL_FOR_$(1))))
 kafka: $(KAFKA_CACHE)/$(KAFKA_4)/.resolved $(KAFKA_CACHE)/$(KAFKA_3)/.resolved
 kafka-matrix: $(foreach v,$(KAFKA_MATRIX),$(KAFKA_CACHE)/$(v)/.resolved)
 
 # 3.x logs through reload4j, 4.x through log4j2: the pom's two profiles
 $(KAFKA_CACHE)/%/.resolved: deploy/kafka/pom.xml
 	rm -rf $(@D)
-	mvn -q -B -f deploy/kafka/pom.xml -P $(if $(filter 3.%,$*),kafka-3,kafka-4) -Dkafka.version=$* \
+	mvn -q -B -f deploy/kafka/pom.xml -P $(if $(filter 3.%,$*),kafka-3,kafka-4) -Dkafka.version=$* $(call kafka_shell_flag,$*) \
 	  dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(@D)
 	touch $@
 

@@ -263,8 +263,8 @@ def test_06_unclean_leader_election_recovers(story):
     story.wait_partition("unclean", "leader 2, RECOVERING",
                          lambda p: p.leader == 2 and p.leader_recovery_state == 1)
     story.live.wait_open("recovering", "unclean")
-    shell = oracles.shell_partitions(story.cluster, sorted(
-        oracles.snapshot_of_log(story.cluster, "recovering").glob("*.log"))[0])
+    recovering = sorted(oracles.snapshot_of_log(story.cluster, "recovering").glob("*.log"))
+    shell = oracles.shell_partitions(story.cluster, recovering[0])
     row = story.oracles("unclean-elected")[("unclean", 0)]
     # a line that elects a last known leader while it is fenced is caught here (on this
     # partition, or on another whose ELR held it: orders-1 was seen); that line does it only
@@ -275,7 +275,11 @@ def test_06_unclean_leader_election_recovers(story):
             if f["rule_id"] == "kip966.leader-registered-unfenced"} == set(fenced_elections)
     assert not fenced_elections or story.known_bugs, fenced_elections
     assert row["leader"] == 2 and row["isr"] == [2]
-    assert shell[("unclean", 0)]["leaderRecoveryState"] == "RECOVERING"
+    if shell is not None:
+        assert shell[("unclean", 0)]["leaderRecoveryState"] == "RECOVERING"
+    else:  # a release with no metadata shell of its line: Kafka's dump of the same copy
+        dumped = oracles.parse_kafka_dump(tools.dump_log(recovering))
+        assert oracles.partition_from_dump(dumped, "unclean")["recovery"] == 1
     if story.elr:
         assert row["elr"] == [] and row["last_known_elr"] == []
     c.broker(1).start()

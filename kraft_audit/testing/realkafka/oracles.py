@@ -155,13 +155,16 @@ SHELL_HANG_S = 20
 SHELL_ATTEMPTS = 6
 
 
-def shell_partitions(cluster: KafkaCluster, segment: Path) -> dict[tuple[str, int], dict]:
-    """The metadata shell's partitions of a copied segment. Asked again when it lists none
+def shell_partitions(cluster: KafkaCluster, segment: Path) -> dict[tuple[str, int], dict] | None:
+    """The metadata shell's partitions of a copied segment (None where the version has no
+    shell: docs/real-kafka.md). Asked again when it lists none
     or hangs: the shell's non-interactive mode can wait forever for a load that a race in its
     bootstrap dropped (a race Kafka later fixed; on a loaded machine 3.9.2's shell hung in
     one call of a few), and was seen answering before it had loaded the log. A call that
     loads the log ends in seconds (0.5 s to read this file alone), so a hung one is given
     up on after SHELL_HANG_S rather than the tools' minutes."""
+    if not cluster.tools.has_metadata_shell:
+        return None
     text = ""
     for _attempt in range(SHELL_ATTEMPTS):
         try:
@@ -223,10 +226,10 @@ _SHELL_FIELDS = {"leader": "leader", "replicas": "replicas", "isr": "isr", "elr"
                  "leader_epoch": "leaderEpoch", "partition_epoch": "partitionEpoch"}
 
 
-def _describe_diffs(topics: list[dict], shell: dict, ours: dict) -> list[str]:
+def _describe_diffs(topics: list[dict], shell: dict | None, ours: dict) -> list[str]:
     diffs = []
     theirs = {(r["topic"], r["partition"]): r for r in topics}
-    for key in sorted(set(theirs) | set(shell) | set(ours)):
+    for key in sorted(set(theirs) | set(shell or ()) | set(ours)):
         o = ours.get(key)
         if o is None:
             diffs.append(f"{key}: not in kraft-audit describe")
@@ -238,6 +241,8 @@ def _describe_diffs(topics: list[dict], shell: dict, ours: dict) -> list[str]:
             for f in _TOPICS_FIELDS:
                 if t[f] is not None and t[f] != o[f]:  # None: the version prints no such field
                     diffs.append(f"{key} {f}: kafka-topics {t[f]} != kraft-audit {o[f]}")
+        if shell is None:
+            continue
         s = shell.get(key)
         if s is None:
             diffs.append(f"{key}: not in the metadata shell")
@@ -325,6 +330,20 @@ def leaders_elected_while_fenced(kafka_dump: dict[str, list[dict]], topic: str |
               and brokers.get(data["leader"], (True, False))[0]):
             out.append(r["offset"])
     return out
+
+
+def partition_from_dump(kafka_dump: dict[str, list[dict]], topic: str, partition: int = 0) -> dict | None:
+    """`topic`'s `partition` (leader, ISR, ELR, recovery state) folded from kafka-dump-log's
+    records alone: Kafka's own witness of a log where the version has no metadata shell."""
+    topic_id, state = None, None
+    for r in _segment_records(kafka_dump):
+        data = r["data"]
+        if r["type"] == "TOPIC_RECORD" and data["name"] == topic:
+            topic_id = data["topicId"]
+        elif (r["type"] in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
+              and data["topicId"] == topic_id and data["partitionId"] == partition):
+            state = _fold_partition(state, r["type"], data)
+    return state
 
 
 _BROKER_RECORDS = ("REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD",

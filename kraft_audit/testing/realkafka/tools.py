@@ -27,7 +27,7 @@ TOOL_JVM_OPTS = ["-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xs
 # A tool's main class, or the places it has lived across Kafka's lines (newest first): the
 # one the version's jars hold is run (see main_class).
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
-CONFIG_COMMAND = "kafka.admin.ConfigCommand"
+CONFIG_COMMAND = ("org.apache.kafka.tools.ConfigCommand", "kafka.admin.ConfigCommand")  # left core in 4.4
 LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 FEATURES = "org.apache.kafka.tools.FeatureCommand"
@@ -184,6 +184,13 @@ class KafkaTools:
         """kafka-dump-log --cluster-metadata-decoder over segments and snapshots."""
         return self.run(DUMP_LOG, "--cluster-metadata-decoder", "--files",
                         ",".join(str(f) for f in files))
+
+    @functools.cached_property
+    def has_metadata_shell(self) -> bool:
+        """Whether the version's jars hold a metadata shell: kafka-shell is not published for
+        every release, and a shell of another line cannot read this one's log (the Makefile's
+        KAFKA_SHELL_FOR_<version>)."""
+        return any(self.cluster.jars.glob("kafka-shell-*.jar"))
 
     def metadata_shell(self, snapshot: Path, *command: str, timeout: float = 45) -> str:
         """kafka-metadata-shell --snapshot FILE with one non-interactive command."""

@@ -32,12 +32,13 @@ prometheus:
 # version: the real-cluster tests (pytest -m kafka) run brokers and controllers from them.
 # `make kafka` resolves the two versions `make test` runs; `make kafka-matrix` every release line.
 KAFKA_CACHE ?= .cache/kafka
-KAFKA_4 := 4.3.1
+KAFKA_4 := 4.4.0
 KAFKA_3 := 3.9.2
 KAFKA_MATRIX ?= 3.7.2 3.8.1 3.9.2 4.0.2 4.1.2 4.2.2 4.3.2 4.4.0
 # org.apache.kafka:kafka-shell is not on Maven Central for every release. A shell reads only the
 # metadata versions and jars of its own line, so a release borrows the shell of the newest release
 # of its line that has one, and a line with none gets no shell (the oracles then say so).
+KAFKA_SHELL_FOR_4.2.2 := 4.2.1
 KAFKA_SHELL_FOR_4.3.2 := 4.3.1
 KAFKA_SHELL_FOR_4.4.0 := none
 kafka_shell_flag = $(if $(filter none,$(KAFKA_SHELL_FOR_$(1))),-Dkafka.shell.none,$(if $(KAFKA_SHELL_FOR_$(1)),-Dkafka.shell.version=$(KAFKA_SHELL_FOR_$(1))))

@@ -27,7 +27,7 @@ from kraft_audit.core.codec.logdir import list_segments  # noqa: E402
 from kraft_audit.ship.tail import LogTail  # noqa: E402
 
 TOPIC = "kraft-metadata"
-KAFKA_VERSION = "4.3.1"
+KAFKA_VERSION = "4.4.0"
 
 
 def read_alone(log: Path) -> tuple[int, int]:

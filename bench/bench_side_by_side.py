@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-KAFKA_VERSION = "4.3.1"
+KAFKA_VERSION = "4.4.0"
 KAFKA_JARS = REPO / ".cache" / "kafka" / KAFKA_VERSION
 # The tool moved from core (Scala, kafka.tools) to tools (Java, org.apache.kafka.tools) in 4.x
 DUMP_CLASSES = ("org.apache.kafka.tools.DumpLogSegments", "kafka.tools.DumpLogSegments")

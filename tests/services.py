@@ -18,7 +18,7 @@ from kraft_audit.testing.realkafka.cluster import wait_until
 # the first, `make test-variants` the second: kafka_lines_beyond_the_first_as_variants);
 # `make test-kafka-matrix` every release line (KRAFT_TEST_KAFKA_VERSIONS, comma-separated;
 # not KRAFT_AUDIT_*: those are the job's configuration, and `kraft-audit run` refuses an unknown one).
-KAFKA_VERSIONS = os.environ.get("KRAFT_TEST_KAFKA_VERSIONS", "4.3.1,3.9.2").split(",")
+KAFKA_VERSIONS = os.environ.get("KRAFT_TEST_KAFKA_VERSIONS", "4.4.0,3.9.2").split(",")
 
 
 def kafka_lines_beyond_the_first_as_variants() -> list:

@@ -1,4 +1,4 @@
-"""kraft-audit against a real KRaft cluster: Kafka 4.3.1 (ELR on by default) and 3.9.2 (no
+"""kraft-audit against a real KRaft cluster: Kafka 4.4.0 (ELR on by default) and 3.9.2 (no
 ELR; KIP-704 recovery only), one controller and four brokers per version, the fault
 scenarios of issue 8 run in sequence on it with acks=all traffic flowing throughout.
 
@@ -186,7 +186,7 @@ def test_04_paused_until_fenced_then_resumed(story):
 
 def test_05_last_isr_member_lost_and_election_from_elr(story):
     """elr-0 on [1,2,3], min ISR 2: 2 and 3 stop cleanly, then 1 (the last ISR member) is
-    killed. With ELR (4.3.1) the ISR empties into the ELR, LastKnownElr holds the last
+    killed. With ELR (4.x) the ISR empties into the ELR, LastKnownElr holds the last
     leader, and clean 3 is elected from the ELR on its return; 1 comes back unclean and
     leaves the ELR. Without ELR (3.9.2) the ISR keeps [1] and the partition waits for 1."""
     c, tools = story.cluster, story.cluster.tools

@@ -71,7 +71,11 @@ def test_the_story_log_audits_clean_with_every_snapshot_equal_to_the_log(version
     log = ROOT / version
     assert audit_log(log) == []
     comparisons = list(verify_snapshots(log))
-    assert len(comparisons) == len(list_snapshots(log / "__cluster_metadata-0"))
+    # every snapshot but one that ends at offset 0: the bootstrap checkpoint, which from 4.4
+    # the formatter writes into the log dir (0-0.checkpoint) instead of beside it, holds what
+    # the first leader writes, no state of the log
+    ends = [end for end, _epoch, _path in list_snapshots(log / "__cluster_metadata-0")]
+    assert [c.end_offset for c in comparisons] == [end for end in ends if end > 0]
     assert all(c.differences == [] for c in comparisons), comparisons
 
 

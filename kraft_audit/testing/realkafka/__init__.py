@@ -2,7 +2,7 @@
 real-Kafka tests and `make demo-kafka`. Spark only in live_audit and demo.
 
     from kraft_audit.testing.realkafka import KafkaCluster
-    with KafkaCluster("4.3.1", workdir, brokers=3) as cluster:
+    with KafkaCluster("4.4.0", workdir, brokers=3) as cluster:
         cluster.start()
         cluster.tools.create_topic("t", partitions=2, replication_factor=3, min_isr=2)
         cluster.broker(2).kill()

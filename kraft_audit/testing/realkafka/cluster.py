@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -94,10 +95,30 @@ def elr_features(version: str) -> dict[str, int]:
         if has_elr(version) and not elr_on_by_default(version) else {}
 
 
+_PORTS_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now, below the kernel's ephemeral range and not given before by this
+    process. A port the kernel picks (bind to 0) comes from the range every outgoing
+    connection draws from, so one can take it between this check and the node's own bind:
+    seen as brokers dying with "Address already in use" while other clusters' clients ran."""
+    try:
+        first_ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        first_ephemeral = 32768
+    for _attempt in range(1000):
+        port = random.randrange(10000, max(first_ephemeral, 10001))
+        if port in _PORTS_GIVEN:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _PORTS_GIVEN.add(port)
+        return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def random_cluster_id() -> str:

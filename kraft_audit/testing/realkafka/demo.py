@@ -1,4 +1,4 @@
-"""`make demo-kafka`: a real three-broker Kafka 4.3.1 cluster on loopback through a short
+"""`make demo-kafka`: a real three-broker Kafka 4.4.0 cluster on loopback through a short
 fault story, audited live by the streaming job while it happens, in the fleet layout:
 `kraft-audit ship` beside the controller produces its metadata log to a topic, which
 the job reads with Spark's own Kafka source.
@@ -25,7 +25,7 @@ from kraft_audit.testing.realkafka.live_audit import LiveAudit
 
 TOPIC = "payments"
 SHIP_TOPIC = "kraft-metadata"
-VERSION = "4.3.1"
+VERSION = "4.4.0"
 
 
 def main(argv: list[str] | None = None) -> int:

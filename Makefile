@@ -214,7 +214,7 @@ test-kafka-matrix: install kafka-matrix
 
 # Controller bugs Kafka shipped, each on a release that has it and on the first that fixed it
 # (tests/test_kafka_bugs.py; docs/real-kafka.md has the table).
-BUG_VERSIONS := 3.7.2 3.8.0 4.0.2 4.1.0 4.2.1 4.3.0 4.3.1
+BUG_VERSIONS := 3.7.2 3.8.0 4.0.2 4.1.0 4.2.1 4.3.0 4.3.1 4.3.2 4.4.0
 test-bugs: install prometheus jmx-exporter
 	$(MAKE) kafka-matrix KAFKA_MATRIX="$(BUG_VERSIONS)"
 	$(BIN)/python -m pytest -q -m bugs tests/test_kafka_bugs.py

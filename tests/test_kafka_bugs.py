@@ -159,7 +159,8 @@ def findings(report: dict, rule_id: str) -> list[tuple[str, int]]:
 
 # ------------------------------------------------ a reassignment completed under min ISR
 
-@pytest.mark.parametrize("version,has_bug", [("3.7.2", True), ("3.8.0", False), ("4.3.1", True)])
+@pytest.mark.parametrize("version,has_bug", [("3.7.2", True), ("3.8.0", False), ("4.3.1", True),
+                                             ("4.3.2", True), ("4.4.0", True)])
 def test_completing_a_reassignment_under_min_isr(new_cluster, version, has_bug):
     """[1, 2, 3] -> [2, 3, 4] at min ISR 2 with the kept replicas 2 and 3 shut down: the
     record that brings 4 into the ISR [1] may complete the reassignment only if dropping 1
@@ -188,7 +189,7 @@ def test_completing_a_reassignment_under_min_isr(new_cluster, version, has_bug):
 
 # ------------------------------------------------ a reassignment that never completes
 
-@pytest.mark.parametrize("version,has_bug", [("4.2.1", True), ("4.3.0", False)])
+@pytest.mark.parametrize("version,has_bug", [("4.2.1", True), ("4.3.0", False), ("4.4.0", False)])
 def test_a_reassignment_held_back_by_a_replica_it_keeps(new_cluster, version, has_bug):
     """[1, 2, 3] -> [2, 3, 4] at min ISR 2 with the kept replica 3 shut down: once 4 is in
     sync, dropping 1 leaves ISR [2, 4], at min ISR, so the reassignment can complete. A
@@ -224,7 +225,7 @@ def test_a_reassignment_held_back_by_a_replica_it_keeps(new_cluster, version, ha
 
 # ------------------------------------------------ a clean election counted as unclean
 
-@pytest.mark.parametrize("version,has_bug", [("4.0.2", True), ("4.1.0", False)])
+@pytest.mark.parametrize("version,has_bug", [("4.0.2", True), ("4.1.0", False), ("4.4.0", False)])
 def test_the_controllers_unclean_election_meter_against_the_log(new_cluster, spark, tmp_path,
                                                                 version, has_bug):
     """moving-0 on [1] reassigned to [2]: the record that brings 2 into the ISR completes the
@@ -277,7 +278,7 @@ def test_the_controllers_unclean_election_meter_against_the_log(new_cluster, spa
 
 # ------------------------------------------------ the last known leader elected while fenced
 
-@pytest.mark.parametrize("version,has_bug", [("4.0.2", True), ("4.1.0", False)])
+@pytest.mark.parametrize("version,has_bug", [("4.0.2", True), ("4.1.0", False), ("4.4.0", False)])
 def test_the_last_known_leader_is_elected_only_when_it_can_lead(new_cluster, version, has_bug):
     """lke-0 on [1, 2, 3], min ISR 2, ELR on: 2, 3, then 1 killed, so the ISR empties into
     the ELR and LastKnownElr holds 1; 2 and 3 come back uncleanly and leave the ELR; when 1
@@ -313,7 +314,7 @@ def test_the_last_known_leader_is_elected_only_when_it_can_lead(new_cluster, ver
 
 # ------------------------------------------------ an ELR naming replicas the partition lost
 
-@pytest.mark.parametrize("version", ["4.0.2", "4.3.1"])
+@pytest.mark.parametrize("version", ["4.0.2", "4.3.1", "4.3.2", "4.4.0"])
 def test_an_elr_never_names_a_replica_the_partition_no_longer_has(new_cluster, version):
     """shrink-0 on [1, 2] with min.insync.replicas 3, reassigned to [3, 4]: while the
     reassignment runs the partition has four replicas, so its effective min ISR is 3; the

@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs test-mutations fixtures-story fixtures-liveness delta-spark demo demo-kafka test test-fast compiled compiled-clean test-compiled bench bench-scale clean
+.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix kafka-facts test-kafka-matrix kafka-release-check test-bugs test-mutations fixtures-story fixtures-liveness delta-spark demo demo-kafka test test-fast compiled compiled-clean test-compiled bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -30,10 +30,12 @@ prometheus:
 
 # Kafka's own jars from Maven Central (deploy/kafka/pom.xml) into an ignored cache, one folder per
 # version: the real-cluster tests (pytest -m kafka) run brokers and controllers from them.
-# `make kafka` resolves the two versions `make test` runs; `make kafka-matrix` every release line.
+# `make kafka` resolves the two versions `make test` runs and the newest release the level table
+# was read from (tests/test_release_check.py reads its jars); `make kafka-matrix` every release line.
 KAFKA_CACHE ?= .cache/kafka
 KAFKA_4 := 4.3.1
 KAFKA_3 := 3.9.2
+KAFKA_NEWEST := 4.4.0
 KAFKA_MATRIX ?= 3.7.2 3.8.1 3.9.2 4.0.2 4.1.2 4.2.2 4.3.2 4.4.0
 # org.apache.kafka:kafka-shell is not on Maven Central for every release. A shell reads only the
 # metadata versions and jars of its own line, so a release borrows the shell of the newest release
@@ -41,7 +43,7 @@ KAFKA_MATRIX ?= 3.7.2 3.8.1 3.9.2 4.0.2 4.1.2 4.2.2 4.3.2 4.4.0
 KAFKA_SHELL_FOR_4.3.2 := 4.3.1
 KAFKA_SHELL_FOR_4.4.0 := none
 kafka_shell_flag = $(if $(filter none,$(KAFKA_SHELL_FOR_$(1))),-Dkafka.shell.none,$(if $(KAFKA_SHELL_FOR_$(1)),-Dkafka.shell.version=$(KAFKA_SHELL_FOR_$(1))))
-kafka: $(KAFKA_CACHE)/$(KAFKA_4)/.resolved $(KAFKA_CACHE)/$(KAFKA_3)/.resolved
+kafka: $(KAFKA_CACHE)/$(KAFKA_4)/.resolved $(KAFKA_CACHE)/$(KAFKA_3)/.resolved $(KAFKA_CACHE)/$(KAFKA_NEWEST)/.resolved
 kafka-matrix: $(foreach v,$(KAFKA_MATRIX),$(KAFKA_CACHE)/$(v)/.resolved)
 
 # 3.x logs through reload4j, 4.x through log4j2: the pom's two profiles
@@ -210,6 +212,21 @@ test-kafka-matrix: install kafka-matrix
 	KRAFT_TEST_KAFKA_VERSIONS="$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX)))" \
 	  $(BIN)/python -m pytest -q -m "kafka or story" tests/test_kafka_real.py tests/test_kafka_side_inputs.py \
 	  tests/test_kafka_story.py tests/test_kafka_liveness.py
+
+# When Kafka ships: what release VERSION brings that the auditor does not know (its record schemas
+# against codec/schemas.py, its metadata.version levels and features against
+# kraft_audit/data/kafka_versions.json: kraft_audit/testing/release_check.py), then the
+# every-record-type story live on it. Exits 1 on anything new.
+kafka-release-check: install
+	@test -n "$(VERSION)" || { echo "usage: make kafka-release-check VERSION=x.y.z"; exit 2; }
+	$(MAKE) kafka-matrix KAFKA_MATRIX=$(VERSION)
+	$(BIN)/python -m kraft_audit.testing.release_check $(VERSION)
+	KRAFT_TEST_KAFKA_VERSIONS=$(VERSION) $(BIN)/python -m pytest -q -m story tests/test_kafka_story.py
+
+# The level table the rules read (kraft_audit/data/kafka_versions.json), from the jars of every
+# release line (kraft_audit/testing/kafka_facts.py); after a new release joins KAFKA_MATRIX.
+kafka-facts: install kafka-matrix
+	$(BIN)/python -m kraft_audit.testing.kafka_facts $(KAFKA_MATRIX)
 
 # Controller bugs Kafka shipped, each on a release that has it and on the first that fixed it
 # (tests/test_kafka_bugs.py; docs/real-kafka.md has the table).

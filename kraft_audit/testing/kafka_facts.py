@@ -1,5 +1,5 @@
-"""What Kafka's released jars say about metadata.version levels, features and control
-records, merged into the table the rules read (kraft_audit/data/kafka_versions.json):
+"""What Kafka's released jars say about metadata.version levels and features, merged into
+the table the rules read (kraft_audit/data/kafka_versions.json):
 
     python -m kraft_audit.testing.kafka_facts 3.7.2 3.8.1 ... 4.4.0   # `make kafka-matrix` first
 
@@ -63,8 +63,7 @@ def _holds(table: dict, levels: set[int]) -> dict[int, set[str]]:
                     if first <= level <= (max(levels) if last is None else last)} for level in levels}
 
 
-EMPTY = {"releases": [], "metadata_versions": {}, "capabilities": {}, "features": {},
-         "control_records": {}}
+EMPTY = {"releases": [], "metadata_versions": {}, "capabilities": {}, "features": {}}
 
 
 def merge(table: dict, release: str, facts: dict) -> dict:
@@ -92,14 +91,10 @@ def merge(table: dict, release: str, facts: dict) -> dict:
     for name, feature in (facts.get("features") or {}).items():
         if newer or name not in features:
             features[name] = feature
-    controls = dict(table["control_records"])
-    for code, name in facts["control_records"].items():
-        if newer or code not in controls:
-            controls[code] = name
     by_number = lambda items: dict(sorted(items.items(), key=lambda kv: int(kv[0])))  # noqa: E731
     return {"releases": sorted({*table["releases"], release}, key=version_key),
             "metadata_versions": by_number(levels), "capabilities": capabilities(holds),
-            "features": dict(sorted(features.items())), "control_records": by_number(controls)}
+            "features": dict(sorted(features.items()))}
 
 
 def _level(key: str, m: dict) -> str:
@@ -110,7 +105,7 @@ def _level(key: str, m: dict) -> str:
 
 def changes(old: dict, new: dict) -> list[tuple[str, str, str]]:
     """What `new` knows that `old` does not, or says otherwise: (what, key, text) for each
-    level, capability, feature and control record (the list of releases is not a change)."""
+    level, capability and feature (the list of releases is not a change)."""
     found = []
     for key, m in new["metadata_versions"].items():
         was = old["metadata_versions"].get(key)
@@ -118,8 +113,7 @@ def changes(old: dict, new: dict) -> list[tuple[str, str, str]]:
             found.append(("metadata.version", key, f"{_level(key, m)}: a level the table lacks"))
         elif was != m:
             found.append(("metadata.version", key, f"{_level(key, m)}: the table has {_level(key, was)}"))
-    for section, what in (("capabilities", "capability"), ("features", "feature"),
-                          ("control_records", "control record type")):
+    for section, what in (("capabilities", "capability"), ("features", "feature")):
         for key, value in new[section].items():
             was = old[section].get(key)
             if was != value:

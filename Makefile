@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix test-kafka-matrix test-bugs test-mutations fixtures-story fixtures-liveness delta-spark demo demo-kafka test test-fast compiled compiled-clean test-compiled bench bench-scale clean
+.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix kafka-facts test-kafka-matrix kafka-release-check test-bugs test-mutations fixtures-story fixtures-liveness delta-spark demo demo-kafka test test-fast compiled compiled-clean test-compiled bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -30,7 +30,8 @@ prometheus:
 
 # Kafka's own jars from Maven Central (deploy/kafka/pom.xml) into an ignored cache, one folder per
 # version: the real-cluster tests (pytest -m kafka) run brokers and controllers from them.
-# `make kafka` resolves the two versions `make test` runs; `make kafka-matrix` every release line.
+# `make kafka` resolves the two versions `make test` runs (the first the newest release, whose jars
+# tests/test_release_check.py also reads); `make kafka-matrix` every release line.
 KAFKA_CACHE ?= .cache/kafka
 KAFKA_4 := 4.4.0
 KAFKA_3 := 3.9.2
@@ -211,6 +212,21 @@ test-kafka-matrix: install kafka-matrix
 	KRAFT_TEST_KAFKA_VERSIONS="$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX)))" \
 	  $(BIN)/python -m pytest -q -m "kafka or story" tests/test_kafka_real.py tests/test_kafka_side_inputs.py \
 	  tests/test_kafka_story.py tests/test_kafka_liveness.py
+
+# When Kafka ships: what release VERSION brings that the auditor does not know (its record schemas
+# against codec/schemas.py, its metadata.version levels and features against
+# kraft_audit/data/kafka_versions.json: kraft_audit/testing/release_check.py), then the
+# every-record-type story live on it. Exits 1 on anything new.
+kafka-release-check: install
+	@test -n "$(VERSION)" || { echo "usage: make kafka-release-check VERSION=x.y.z"; exit 2; }
+	$(MAKE) kafka-matrix KAFKA_MATRIX=$(VERSION)
+	$(BIN)/python -m kraft_audit.testing.release_check $(VERSION)
+	KRAFT_TEST_KAFKA_VERSIONS=$(VERSION) $(BIN)/python -m pytest -q -m story tests/test_kafka_story.py
+
+# The level table the rules read (kraft_audit/data/kafka_versions.json), from the jars of every
+# release line (kraft_audit/testing/kafka_facts.py); after a new release joins KAFKA_MATRIX.
+kafka-facts: install kafka-matrix
+	$(BIN)/python -m kraft_audit.testing.kafka_facts $(KAFKA_MATRIX)
 
 # Controller bugs Kafka shipped, each on a release that has it and on the first that fixed it
 # (tests/test_kafka_bugs.py; docs/real-kafka.md has the table).

@@ -134,9 +134,10 @@ def test_a_controller_is_unregistered_only_while_registered(tmp_path):
     ctl = ("REGISTER_CONTROLLER_RECORD", 0, {"controllerId": 3001, "incarnationId": uid(300), "zkMigrationReady": False,
                                              "endPoints": [], "features": []})
     gone = ("UNREGISTER_CONTROLLER_RECORD", 0, {"controllerId": 3001})
-    assert audit(tmp_path / "ok", [[ctl], [gone]])[0] == []
-    findings, at = audit(tmp_path / "never", [[gone]])
-    assert findings == [("kraft.record-names-registered-node", at[0])]
+    unregistering = mv(33)  # the first level with controller unregistration
+    assert audit(tmp_path / "ok", [unregistering, [ctl], [gone]])[0] == []
+    findings, at = audit(tmp_path / "never", [unregistering, [gone]])
+    assert findings == [("kraft.record-names-registered-node", at[1])]
 
 
 def test_kraft_version_is_legal_never_lowered_and_voters_need_it(tmp_path):

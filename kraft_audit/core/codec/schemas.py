@@ -242,7 +242,7 @@ METADATA_RECORDS: tuple[MessageSchema, ...] = (
         "ProducerIdsRecord",
         "0",
         f("brokerId", "int32"),
-        f("brokerEpoch", "int64"),
+        f("brokerEpoch", "int64", default=-1),
         f("nextProducerId", "int64"),
     ),
     _record(

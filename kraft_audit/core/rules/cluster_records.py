@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 
-from kraft_audit.core.replay.settings import ELR_FEATURE, METADATA_VERSION, MV_4_0_IV1
+from kraft_audit.core.metadata_versions import (MV_CHANGED, MV_CIDR_ACL, MV_CONTROLLER_UNREGISTRATION,
+                                               MV_KNOWN, MV_NAMES, feature_dependencies)
+from kraft_audit.core.replay.settings import METADATA_VERSION
 from kraft_audit.core.replay.state import acl_binding, feature_ranges, quota_key, token_kept
 from kraft_audit.core.events import SNAPSHOT_SUFFIX
 from kraft_audit.core.rules.registry import Finding, rule
@@ -293,9 +295,9 @@ def feature_level_fields(c):
 
 # metadata.version levels whose MetadataVersion.didMetadataChange is true on every Kafka line
 # that knows them (a level an unstable line flagged differently is left out), up to the
-# highest level known here; a downgrade across one of them is refused
-_MV_CHANGED = frozenset((1, 3, 5, 6, 7, 8, 11, 13, 14, 15, 17))
-_MV_KNOWN = 30
+# highest level known here (data/kafka_versions.json); a downgrade across one of them is refused
+_MV_CHANGED = MV_CHANGED
+_MV_KNOWN = MV_KNOWN
 
 
 @rule("kraft.metadata-version-downgrade", on="record", records=("FEATURE_LEVEL_RECORD",), scope="cluster")
@@ -316,24 +318,15 @@ def metadata_version_downgrade(c):
 
 
 # What each finalized level needs, as the feature's FeatureVersion.dependencies() states it
-# in server-common (the *Version enums): feature -> level -> {feature it depends on: the
-# lowest level that does}. The same on every line that knows the feature; a level above
+# in server-common (the *Version enums, read from the jars into data/kafka_versions.json):
+# feature -> level -> {feature it depends on: the lowest level that does}. A level above
 # the highest listed needs what that one does. The controller checks these against the
 # levels the update leaves (Feature.validateVersion in FeatureControlManager.updateFeature).
 # kraft.version depends on nothing and nothing depends on it; it is the Raft layer's (its
 # KRaftVersion control record), and the controller's replay skips a FeatureLevelRecord of it
 # (image.py's _RAFT_FEATURE), so one is neither judged nor counted as a level here.
 RAFT_FEATURE = "kraft.version"
-FEATURE_DEPENDENCIES: dict[str, dict[int, dict[str, int]]] = {
-    ELR_FEATURE: {1: {METADATA_VERSION: MV_4_0_IV1}},
-    "group.version": {1: {}},
-    "transaction.version": {1: {}, 2: {}},
-    "share.version": {1: {}, 2: {}},
-    "streams.version": {1: {}},
-    RAFT_FEATURE: {1: {}},
-}
-# names of the metadata.version levels the table holds, for the findings
-MV_NAMES = {MV_4_0_IV1: "4.0-IV1"}
+FEATURE_DEPENDENCIES: dict[str, dict[int, dict[str, int]]] = feature_dependencies()
 
 
 def feature_needs(name: str, level: int) -> dict[str, int]:
@@ -348,6 +341,46 @@ def feature_needs(name: str, level: int) -> dict[str, int]:
 def _level_name(name: str, level: int) -> str:
     named = MV_NAMES.get(level) if name == METADATA_VERSION else None
     return f"{level} ({named})" if named else str(level)
+
+
+@rule("input.unknown-metadata-version", on="record", records=("FEATURE_LEVEL_RECORD",), scope="cluster")
+def unknown_metadata_version(c):
+    """metadata.version is finalized at a level this auditor knows; a level above the
+    highest it knows is reported, and the rules keyed by level do not judge it."""
+    data = c.event.data
+    level = data.get("featureLevel")
+    if data.get("name") != METADATA_VERSION or type(level) is not int or level <= MV_KNOWN:
+        return None
+    return (f"unknown metadata.version level {level} (the highest known is "
+            f"{_level_name(METADATA_VERSION, MV_KNOWN)}): rules keyed by level are not judged")
+
+
+def _needs_level(mv, lowest: int, what: str) -> str | None:
+    """A finding when the finalized metadata.version `mv` is below `lowest`, which `what` needs."""
+    if type(mv) is not int or mv >= lowest:
+        return None
+    return (f"{what} at metadata.version {_level_name(METADATA_VERSION, mv)}; it needs "
+            f"metadata.version {_level_name(METADATA_VERSION, lowest)} or above")
+
+
+@rule("kraft.acl-cidr-host-supported", on="record", records=("ACCESS_CONTROL_ENTRY_RECORD",), scope="cluster")
+def acl_cidr_host_supported(c):
+    """An ACL's host is a CIDR block (a host pattern holding "/") only where the finalized
+    metadata.version supports CIDR hosts (AclControlManager.validateHostPattern)."""
+    data = c.event.data
+    host = data.get("host")
+    if not isinstance(host, str) or "/" not in host:
+        return None
+    return _needs_level(c.state.metadata_version, MV_CIDR_ACL, f"ACL {data.get('id')} with CIDR host {host!r}")
+
+
+@rule("kraft.controller-unregistration-supported", on="record", records=("UNREGISTER_CONTROLLER_RECORD",),
+      scope="cluster")
+def controller_unregistration_supported(c):
+    """A controller is unregistered only where the finalized metadata.version supports
+    controller unregistration (ClusterControlManager.unregisterController)."""
+    return _needs_level(c.state.metadata_version, MV_CONTROLLER_UNREGISTRATION,
+                        f"controller {c.event.data.get('controllerId')} unregistered")
 
 
 @rule("kraft.feature-dependencies", on="batch_end", records=("FEATURE_LEVEL_RECORD",), scope="cluster")

@@ -6,10 +6,12 @@ checked against a new release by `make kafka-release-check VERSION=x.y.z`."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from importlib.resources import files
 
-TABLE_PATH = Path(__file__).resolve().parents[1] / "data" / "kafka_versions.json"
-TABLE = json.loads(TABLE_PATH.read_text())
+# a resource, not a path: under spark-submit the package is imported from the zip given to
+# --py-files (kraft_audit.testing.kafka_facts writes the file in a source checkout)
+TABLE_FILE = "kafka_versions.json"
+TABLE = json.loads(files("kraft_audit").joinpath("data", TABLE_FILE).read_text())
 
 _LEVELS = {int(key): m for key, m in TABLE["metadata_versions"].items()}
 # the highest level this auditor knows: rules keyed by level judge none above it

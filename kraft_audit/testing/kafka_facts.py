@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kraft_audit.core.metadata_versions import TABLE_PATH
+from kraft_audit.core.metadata_versions import TABLE_FILE
 from kraft_audit.testing.realkafka.cluster import kafka_jars
 
 PROGRAM = Path(__file__).resolve().parent / "realkafka" / "KafkaFacts.java"
@@ -145,8 +145,9 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    TABLE_PATH.write_text(dump(table_of(argv)))
-    print(f"wrote {TABLE_PATH.name} from {', '.join(sorted(argv, key=version_key))}")
+    path = Path(__file__).resolve().parents[1] / "data" / TABLE_FILE
+    path.write_text(dump(table_of(argv)))
+    print(f"wrote {path.name} from {', '.join(sorted(argv, key=version_key))}")
     return 0
 
 

@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 
 from kraft_audit.core.codec.schemas import (CONTROL_RECORDS, CONTROL_TYPE_NAMES, METADATA_RECORDS,
-                                            Field, MessageSchema, _versions, type_default)
+                                            Field, MessageSchema, version_range, type_default)
 from kraft_audit.core.metadata_versions import TABLE
 from kraft_audit.testing.kafka_facts import changes, merge, release_facts
 from kraft_audit.testing.realkafka.cluster import kafka_jars
@@ -72,7 +72,7 @@ def field_changes(where: str, kafka_fields: list[dict], ours: tuple[Field, ...],
     by_name = {fl.name: fl for fl in ours}
     for kafka in kafka_fields:
         name = kafka["name"][0].lower() + kafka["name"][1:]  # the camelCase kafka-dump-log prints
-        low, high = _versions(kafka["versions"])
+        low, high = version_range(kafka["versions"])
         element = kafka["type"].removeprefix("[]")
         members = kafka.get("fields") or structs.get(element)
         if members is not None:
@@ -84,7 +84,7 @@ def field_changes(where: str, kafka_fields: list[dict], ours: tuple[Field, ...],
         if mine is None:
             found.append(f"{where}: field {name} ({type_}, versions {kafka['versions']}) unknown")
             continue
-        theirs = (type_, low, high, _versions(kafka["nullableVersions"])[0] if "nullableVersions" in kafka
+        theirs = (type_, low, high, version_range(kafka["nullableVersions"])[0] if "nullableVersions" in kafka
                   else None, None if kafka.get("tag") is None else int(kafka["tag"]))
         held = (mine.type, mine.min_version, mine.max_version, mine.nullable_from, mine.tag)
         if theirs != held:
@@ -103,7 +103,7 @@ def field_changes(where: str, kafka_fields: list[dict], ours: tuple[Field, ...],
 def schema_changes(kafka: dict, ours: MessageSchema | None) -> list[str]:
     """How one of Kafka's record definitions differs from the codec's."""
     name = kafka["name"]
-    low, high = _versions(kafka["validVersions"])
+    low, high = version_range(kafka["validVersions"])
     if ours is None:
         return [f"{name}: a record type the codec lacks (versions {kafka['validVersions']})"]
     found = []

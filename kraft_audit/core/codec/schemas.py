@@ -83,7 +83,7 @@ class MessageSchema:
         object.__setattr__(self, "versions", tuple(range(self.min_version, self.max_version + 1)))
 
 
-def _versions(spec: str) -> tuple[int, int]:
+def version_range(spec: str) -> tuple[int, int]:
     """Kafka's version range syntax: "0+", "2+", "0-3", "1"."""
     if spec.endswith("+"):
         return int(spec[:-1]), _NO_MAX
@@ -101,9 +101,9 @@ def f(
     default: Any = None,
     fields: tuple[Field, ...] = (),
 ) -> Field:
-    lo, hi = _versions(versions)
+    lo, hi = version_range(versions)
     return Field(
-        name, type_, lo, hi, _versions(nullable)[0] if nullable else None, tag, default, fields
+        name, type_, lo, hi, version_range(nullable)[0] if nullable else None, tag, default, fields
     )
 
 
@@ -114,7 +114,7 @@ def upper_snake(class_name: str) -> str:
 def _record(
     api_key: int, name: str, versions: str, *fields: Field, notes: str = ""
 ) -> MessageSchema:
-    lo, hi = _versions(versions)
+    lo, hi = version_range(versions)
     return MessageSchema(
         name, upper_snake(name), lo, hi, tuple(fields), api_key=api_key, notes=notes
     )
@@ -304,7 +304,7 @@ METADATA_RECORDS: tuple[MessageSchema, ...] = (
 def _control(
     control_type: int, name: str, type_name: str, versions: str, *fields: Field
 ) -> MessageSchema:
-    lo, hi = _versions(versions)
+    lo, hi = version_range(versions)
     return MessageSchema(
         name, type_name, lo, hi, (f("version", "int16"), *fields), control_type=control_type
     )

@@ -293,13 +293,6 @@ def feature_level_fields(c):
     return None
 
 
-# metadata.version levels whose MetadataVersion.didMetadataChange is true on every Kafka line
-# that knows them (a level an unstable line flagged differently is left out), up to the
-# highest level known here (data/kafka_versions.json); a downgrade across one of them is refused
-_MV_CHANGED = MV_CHANGED
-_MV_KNOWN = MV_KNOWN
-
-
 @rule("kraft.metadata-version-downgrade", on="record", records=("FEATURE_LEVEL_RECORD",), scope="cluster")
 def metadata_version_downgrade(c):
     """metadata.version is lowered only across levels that changed no metadata
@@ -308,9 +301,9 @@ def metadata_version_downgrade(c):
     if data.get("name") != "metadata.version" or SNAPSHOT_SUFFIX in event.source:
         return None
     current, level = c.state.metadata_version, data.get("featureLevel")
-    if type(current) is not int or type(level) is not int or not 0 < level < current <= _MV_KNOWN:
+    if type(current) is not int or type(level) is not int or not 0 < level < current <= MV_KNOWN:
         return None
-    changed = sorted(v for v in _MV_CHANGED if level < v <= current)
+    changed = sorted(v for v in MV_CHANGED if level < v <= current)
     if not changed:
         return None
     return (f"metadata.version lowered from {current} to {level} across level(s) {changed}, "

@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix kafka-facts test-kafka-matrix kafka-release-check test-bugs test-mutations fixtures-story fixtures-liveness delta-spark demo demo-kafka test test-fast compiled compiled-clean test-compiled bench bench-scale clean
+.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix kafka-facts test-kafka-matrix kafka-release-check test-bugs controller-mutants-deps test-controller-mutants test-controller-mutants-full test-mutations fixtures-story fixtures-liveness delta-spark demo demo-kafka test test-fast compiled compiled-clean test-compiled bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -227,6 +227,31 @@ kafka-release-check: install
 # release line (kraft_audit/testing/kafka_facts.py); after a new release joins KAFKA_MATRIX.
 kafka-facts: install kafka-matrix
 	$(BIN)/python -m kraft_audit.testing.kafka_facts $(KAFKA_MATRIX)
+
+# Mutation testing of Kafka's real controller (kraft_audit/testing/realkafka/controller_mutants.py):
+# one edit of a controller class from Kafka's sources jar, compiled with javac against the released
+# jars and put first on the controller's classpath, the workout run on a real cluster, its log audited.
+# Prints the score per operator class and per controller class, the survivors with the first record
+# that differs; results kept in controller-mutants-out/ (a run goes on where the last one stopped).
+# A sample spread over the operators (about 3 minutes a mutant, plus two baseline runs); the full
+# run of every reachable mutant takes days on 2 cores and has its own target.
+MUTANTS_VERSION := 4.3.1
+MUTANTS_CACHE := .cache/controller-mutants
+MUTANTS_SAMPLE ?= 12
+MUTANTS_SEED ?= 1
+controller-mutants-deps: $(MUTANTS_CACHE)/$(MUTANTS_VERSION)/.resolved
+$(MUTANTS_CACHE)/%/.resolved: deploy/controller-mutants/pom.xml
+	rm -rf $(@D)
+	mvn -q -B -f deploy/controller-mutants/pom.xml -Dkafka.version=$* dependency:copy-dependencies \
+	  -DexcludeTransitive=true -DoutputDirectory=$(CURDIR)/$(@D)
+	touch $@
+test-controller-mutants: install controller-mutants-deps
+	$(MAKE) kafka-matrix KAFKA_MATRIX=$(MUTANTS_VERSION)
+	$(BIN)/python -m kraft_audit.testing.realkafka.controller_mutants --version $(MUTANTS_VERSION) \
+	  --sample $(MUTANTS_SAMPLE) --seed $(MUTANTS_SEED)
+test-controller-mutants-full: install controller-mutants-deps
+	$(MAKE) kafka-matrix KAFKA_MATRIX=$(MUTANTS_VERSION)
+	$(BIN)/python -m kraft_audit.testing.realkafka.controller_mutants --version $(MUTANTS_VERSION)
 
 # Controller bugs Kafka shipped, each on a release that has it and on the first that fixed it
 # (tests/test_kafka_bugs.py; docs/real-kafka.md has the table).

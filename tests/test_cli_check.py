@@ -33,6 +33,8 @@ def dump_file(tmp_path):
         payload("FEATURE_LEVEL_RECORD", {"name": "metadata.version", "featureLevel": 21}),
         payload("REGISTER_BROKER_RECORD", {"brokerId": 1, "brokerEpoch": 1, "incarnationId": "AAAAAAAAAAAAAAAAAAAAAQ",
                                            "fenced": False}),
+        payload("REGISTER_BROKER_RECORD", {"brokerId": 2, "brokerEpoch": 2, "incarnationId": "AAAAAAAAAAAAAAAAAAAAAg",
+                                           "fenced": False}),
         payload("TOPIC_RECORD", {"name": "orders", "topicId": TID}),
         payload("PARTITION_RECORD", {"partitionId": 0, "topicId": TID, "replicas": [1, 2], "isr": [1, 2],
                                      "leader": 1, "leaderEpoch": 0, "partitionEpoch": 0}),
@@ -76,7 +78,7 @@ def test_dump_log_file_with_a_finding_as_json(dump_file, capsys):
     assert run_check(dump_file, "--json", "--min-isr-default", "2") == 1
     report = json.loads(capsys.readouterr().out)
     assert [(f["rule_id"], f["offset"], f["topic"]) for f in report["findings"]] == [
-        ("kip966.leader-in-isr", 4, "orders")]
+        ("kip966.leader-in-isr", 5, "orders")]
     assert report["gauges"]["under_min_isr"] == 1
     assert {c["condition"] for c in report["open_conditions"]} == {"under_min_isr"}
 
@@ -127,8 +129,8 @@ def test_side_input_counts_balance_and_bad_lines_are_quarantined(dump_file, tmp_
                        "registration line is neither a JSON object nor a kafka.request.logger 'Completed request"]
     records = report["records"]
     assert records["quarantined"] == len(report["quarantined"]) == 3
-    # 5 log records + 3 registrations + 1 inventory, each applied once
-    assert records["applied"] + records["duplicates"] == 5 + 3 + 1
+    # 6 log records + 3 registrations + 1 inventory, each applied once
+    assert records["applied"] + records["duplicates"] == 6 + 3 + 1
 
 
 def test_a_log_that_starts_mid_history_is_judged_only_where_it_can_be(tmp_path, capsys):

@@ -53,6 +53,24 @@ def last_known_elr(log, bad):
                      log.fence(1))[0]
 
 
+def elr_enters_from_isr(log, bad):
+    base(log, replicas=(1, 2, 3, 4), isr=[1, 2, 3], min_isr=3)
+    return log.batch(log.change(TID, 0, isr=[1, 2], elr=[3, 4] if bad else [3]))[0]
+
+
+def last_known_elr_enters_from_isr(log, bad):
+    base(log, isr=[1], live=[1])
+    return log.batch(log.change(TID, 0, isr=[], leader=-1, elr=[1], lke=[2] if bad else [1]),
+                     log.fence(1))[0]
+
+
+def replica_placement(log, bad):
+    base(log)
+    if not bad:
+        log.batch(log.register(4, epoch=4, fenced=False))
+    return log.batch(log.change(TID, 0, replicas=[1, 2, 3, 4], addingReplicas=[4]))[0]
+
+
 def no_elr_when_disabled(log, bad):
     base(log, elr=False, min_isr=3)
     return log.batch(log.change(TID, 0, isr=[1], elr=[2, 3]) if bad else log.change(TID, 0, isr=[1]))[0]
@@ -132,6 +150,9 @@ CASES = [
     ("kip704.recovering-isr-is-leader", recovering_isr_is_leader, {}),
     ("kip966.subset-of-replicas", subset_of_replicas, {}),
     ("kip966.last-known-elr-matches-kafka", last_known_elr, {}),
+    ("kip966.elr-enters-from-isr", elr_enters_from_isr, {}),
+    ("kip966.last-known-elr-enters-from-isr", last_known_elr_enters_from_isr, {}),
+    ("kraft.replica-placement", replica_placement, {}),
     ("kip966.no-elr-when-disabled", no_elr_when_disabled, {}),
     ("kip966.leader-in-isr", leader_in_isr, {}),
     ("kip966.elr-only-below-min-isr", elr_only_below_min_isr, {}),

@@ -48,6 +48,21 @@ def test_rules_state_invariants_not_fingerprints_of_a_release():
     assert named == {}
 
 
+def test_a_rule_that_recomputes_kafkas_code_names_the_promise_beside_it():
+    """A recomputation of Kafka's code accepts Kafka's bugs: such a rule (its title says it
+    judges by what Kafka computes, picks or requires) names the rules that state the promise
+    on their own, and those state one (they recompute nothing themselves)."""
+    import re
+
+    catalog = load_catalog()
+    recomputing = {s.rule_id for s in catalog.rules
+                   if re.search(r"Kafka's|Kafka (writes|computes|requires|has)|what Kafka", s.title)}
+    assert recomputing and recomputing <= {s.rule_id for s in catalog.rules if s.promise}
+    for spec in catalog.rules:
+        for rule_id in spec.promise:
+            assert not catalog.get(rule_id).promise, (spec.rule_id, rule_id)
+
+
 @pytest.mark.parametrize("kwargs,message", [
     ({"id": "kip966.no-such-rule"}, "site.yaml: rule 'kip966.no-such-rule': no implementation"),
     ({"severity": "fatal"}, "severity must be one of"),
@@ -63,6 +78,8 @@ def test_rules_state_invariants_not_fingerprints_of_a_release():
      "only these functions may be called"),
     ({"id": "user.x", "kip": "user", "extra": "expression: (lambda: 1)()\n"}, "not allowed"),
     ({"extra": "colour: red\n"}, "unknown keys ['colour']"),
+    ({"extra": "promise: kip966.leader-in-isr\n"}, "promise must be a list of rule ids"),
+    ({"extra": "promise: [kip966.no-such-promise]\n"}, "its promise names unknown rules ['kip966.no-such-promise']"),
 ])
 def test_bad_catalog_fails_at_load_naming_file_and_rule(tmp_path, kwargs, message):
     write_rules(tmp_path, **kwargs)

@@ -439,7 +439,7 @@ CATALOG: dict[str, FaultSpec] = {
         FaultSpec(
             "elr-outside-replicas",
             "kip966.subset-of-replicas",
-            (*_ELR_MATCH, "kip966.elr-only-below-min-isr"),
+            (*_ELR_MATCH, "kip966.elr-only-below-min-isr", "kip966.elr-enters-from-isr"),
             PARTITION_CHANGE,
             _elr_outside_replicas,
             "the ELR names a broker that is not a replica",

@@ -25,7 +25,7 @@ from kraft_audit.core.rules.registry import (IMPLEMENTATIONS, ON_PARTITION, SCOP
 SEVERITIES = ("critical", "error", "warning", "info")
 KINDS = ("invariant", "transition", "condition")
 REQUIRED = ("id", "title", "kip", "severity", "kind", "description")
-ALLOWED = set(REQUIRED) | {"enabled", "parameters", "expression", "records", "message", "example"}
+ALLOWED = set(REQUIRED) | {"enabled", "parameters", "expression", "records", "message", "example", "promise"}
 USER_RECORDS = ("PARTITION_CHANGE_RECORD",)  # default for user rules: before is never None
 
 
@@ -43,6 +43,10 @@ class RuleSpec:
     parameters: dict[str, Any] = field(default_factory=dict)  # defaults merged with YAML values
     expression: str | None = None
     example: str | None = None  # a finding as the rule reports it, for the docs
+    # a rule that recomputes what Kafka's code writes names the rules that state the promise
+    # behind it, for any correct controller (a bug in Kafka's computation would be the
+    # recomputation's expected value); empty: the rule states a promise itself
+    promise: tuple[str, ...] = ()
 
 
 @dataclass
@@ -101,6 +105,10 @@ def catalog_from_files(files: dict[str, str], directory: str = "<shipped>") -> C
                                    f"{seen[spec.rule_id]}")
             seen[spec.rule_id] = name
             specs.append(spec)
+    for spec in specs:
+        unknown = [r for r in spec.promise if r not in seen]
+        if unknown:
+            raise CatalogError(f"{spec.source}: rule {spec.rule_id!r}: its promise names unknown rules {unknown}")
     return Catalog(specs, directory)
 
 
@@ -146,6 +154,9 @@ def _spec(file: str, entry: dict) -> RuleSpec:
     enabled = entry.get("enabled", True)
     if not isinstance(enabled, bool):
         raise fail("enabled must be true or false")
+    promise = entry.get("promise") or []
+    if not isinstance(promise, list) or not all(isinstance(r, str) for r in promise):
+        raise fail("promise must be a list of rule ids")
     given = entry.get("parameters") or {}
     if not isinstance(given, dict):
         raise fail("parameters must be a mapping")
@@ -162,7 +173,7 @@ def _spec(file: str, entry: dict) -> RuleSpec:
         parameters = _parameters(impl, given, fail)
     return RuleSpec(rule_id, entry["title"], str(entry["kip"]), entry["severity"], entry["kind"],
                     enabled, entry["description"].strip(), file, impl, parameters, expression,
-                    entry.get("example"))
+                    entry.get("example"), tuple(promise))
 
 
 def _parameters(impl: RuleImpl, given: dict, fail) -> dict[str, Any]:

@@ -343,3 +343,28 @@ def registration_unverifiable(c):
                    "has no RegisterBrokerRecord within the match timeout: its clean/unclean "
                    "handling cannot be verified", broker_id=m.broker_id)
 
+
+
+@rule("kip966.elr-enters-from-isr", on="partition", records=CHANGE, when=SETS_ELR)
+def elr_enters_from_isr(c):
+    """A replica joins the ELR only from the ISR: the ELR holds replicas known to have had
+    every committed record when they left the ISR, and none other."""
+    came = [b for b in c.after.elr if b not in c.before.elr and b not in c.before.isr]
+    if came:
+        return (f"brokers {came} entered the ELR {list(c.after.elr)} without having been in the ISR "
+                f"{list(c.before.isr)} or the ELR {list(c.before.elr)}")
+    return None
+
+
+@rule("kip966.last-known-elr-enters-from-isr", on="partition", records=CHANGE, when=SETS_ELR)
+def last_known_elr_enters_from_isr(c):
+    """LastKnownElr names only replicas that were in sync (ISR or ELR, or already in it): it
+    decides the last-known-leader election, which must not pick a replica that never was."""
+    before = c.before
+    known = {*before.isr, *before.elr, *before.last_known_elr}
+    came = [b for b in c.after.last_known_elr if b >= 0 and b not in known]  # -1 names no broker
+    if came:
+        return (f"brokers {came} entered LastKnownElr {list(c.after.last_known_elr)} without having "
+                f"been in the ISR {list(before.isr)}, the ELR {list(before.elr)} or LastKnownElr "
+                f"{list(before.last_known_elr)}")
+    return None

@@ -217,3 +217,24 @@ def reassignment_keeps_min_isr(c):
         return (f"reassignment to {list(after.replicas)} completed with ISR {list(after.isr)}, "
                 f"under min ISR {min_isr}, by dropping in-sync replicas {dropped}")
     return None
+
+
+@rule("kraft.replica-placement", on="partition", records=STATE_RECORDS, when=SETS_ASSIGNMENT)
+def replica_placement(c):
+    """Where a replica may be placed, whatever chose the place (the placer, a manual
+    assignment, a reassignment): on a registered broker, and a broker once."""
+    if SNAPSHOT_SUFFIX in c.event.source or c.after is None:
+        return None  # a snapshot restates placements the log made (or did not show)
+    after, state = c.after, c.state
+    old = set(c.before.replicas) if c.before is not None else set()
+    problems = []
+    twice = sorted({b for b in after.replicas if after.replicas.count(b) > 1})
+    if twice:
+        problems.append(f"brokers {twice} appear more than once in the replicas {list(after.replicas)}")
+    if state.brokers:  # a log that shows no broker at all (an excerpt, a model's) cannot tell
+        for broker_id in dict.fromkeys((*after.replicas, *after.adding_replicas)):
+            broker = state.brokers.get(broker_id)
+            if broker_id not in old and not state.unknown_before_history(broker_id) and (
+                    broker is None or not broker.registered):
+                problems.append(f"replica {broker_id} placed on a broker that is not registered")
+    return "; ".join(problems) or None

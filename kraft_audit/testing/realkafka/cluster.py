@@ -281,10 +281,13 @@ class KafkaNode:
         if c.jmx_exporter is not None:  # Kafka's MBeans on /metrics, as operators scrape them
             agent, config = c.jmx_exporter
             jmx.append(f"-javaagent:{agent}=127.0.0.1:{self.exporter_port}:{config}")
+        # a controller may run other controller classes first (a mutant) and an agent (coverage)
+        extra_opts, classpath = ((c.controller_jvm_opts, [*c.controller_classpath, f"{c.jars}/*"])
+                                 if self.role == "controller" else ([], [f"{c.jars}/*"]))
         with open(self.logs_dir / "stdout.log", "ab") as out:
             self.proc = subprocess.Popen(
-                ["java", *SERVER_JVM_OPTS, *jmx, f"-Dkafka.logs.dir={self.logs_dir}", log_opt,
-                 "-cp", f"{c.jars}/*", "kafka.Kafka", str(self.properties_file)],
+                ["java", *SERVER_JVM_OPTS, *jmx, *extra_opts, f"-Dkafka.logs.dir={self.logs_dir}", log_opt,
+                 "-cp", os.pathsep.join(map(str, classpath)), "kafka.Kafka", str(self.properties_file)],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True)  # own process group: kill -9 takes the whole JVM
         return mark
@@ -394,6 +397,9 @@ class KafkaCluster:
         self.request_log_roll_bytes = request_log_roll_bytes
         self.data_dirs_per_broker = data_dirs_per_broker
         self.jmx_exporter = jmx_exporter  # (agent jar, its config): every node serves /metrics
+        # put before Kafka's jars on the controllers' classpath, and their extra JVM options
+        self.controller_classpath: list[Path] = []
+        self.controller_jvm_opts: list[str] = []
         self.cluster_id = random_cluster_id()
         self.controllers = [KafkaNode(self, 100 + i, "controller") for i in range(controllers)]
         self.brokers = [KafkaNode(self, 1 + i, "broker") for i in range(brokers)]

@@ -19,6 +19,7 @@ scored. Pure text: no Java runs here.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -50,8 +51,6 @@ class Mutant:
 
 
 def _edit_digest(a: str, b: str) -> str:
-    import hashlib
-
     return hashlib.sha1(f"{a}\0{b}".encode()).hexdigest()[:8]
 
 

@@ -113,13 +113,9 @@ class WorkoutRun(StoryRun):
         t.admin("org.apache.kafka.tools.TopicCommand", "--alter", "--topic", "orders", "--partitions", "4",
                 "--replica-assignment", "1:2:3,2:3:1,3:1:2,1:3:2")
 
-    def run(self) -> None:
-        for step in (self.topics, self.configs, self.acls, self.scram, self.quotas, self.producers,
-                     self.tokens, self.upgrade, self.log_dirs, self.reassignment, self.shutdowns,
-                     self.unregister, self.delete, self.clear_elr):
-            step()
-            self.wait_in_sync()
-            self.boundaries.append(log_end(self.cluster.metadata_log_dir))
+    def after_step(self) -> None:
+        self.wait_in_sync()
+        self.boundaries.append(log_end(self.cluster.metadata_log_dir))
 
 
 def log_end(log_dir: Path) -> int:

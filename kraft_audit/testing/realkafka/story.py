@@ -295,11 +295,18 @@ class StoryRun:
         self.tools.delete_topic("doomed")
         self.wait("doomed deleted", lambda s: "doomed" not in s.topic_ids)
 
+    def steps(self) -> tuple:
+        return (self.topics, self.configs, self.acls, self.scram, self.quotas, self.producers,
+                self.tokens, self.upgrade, self.log_dirs, self.reassignment, self.shutdowns,
+                self.unregister, self.delete, self.clear_elr)
+
+    def after_step(self) -> None:
+        """Called after each step (a subclass notes where the log stands)."""
+
     def run(self) -> None:
-        for step in (self.topics, self.configs, self.acls, self.scram, self.quotas, self.producers,
-                     self.tokens, self.upgrade, self.log_dirs, self.reassignment, self.shutdowns,
-                     self.unregister, self.delete, self.clear_elr):
+        for step in self.steps():
             step()
+            self.after_step()
         self.wait_in_sync()
 
 

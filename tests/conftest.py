@@ -271,6 +271,21 @@ def kraft_log() -> LogBuilder:
     return LogBuilder()
 
 
+def catalog_for_loaded_states():
+    """The shipped rules without the one that judges a partition's birth. Hand-built logs
+    that create a partition in the state a test starts from (fenced replicas in its ISR,
+    an ELR already filled, as Kafka's own tests build a PartitionRegistration) show a
+    birth no controller writes; what they test is what follows it."""
+    from dataclasses import replace
+
+    from kraft_audit.core.rules import load_catalog
+    from kraft_audit.core.rules.catalog import Catalog
+
+    shipped = load_catalog()
+    return Catalog([replace(s, enabled=s.enabled and s.rule_id != "kraft.new-partition-isr-live")
+                    for s in shipped.rules], shipped.directory)
+
+
 # --------------------------------------------------------------------------- simulated clusters
 
 @pytest.fixture(scope="session")

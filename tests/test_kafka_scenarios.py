@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import catalog_for_loaded_states
 from kraft_audit.core.audit import Auditor
-from kraft_audit.core.rules import load_catalog
 
 TID = "AAAAAAAAAAAAAAAAAAAAAA"
-CATALOG = load_catalog()
+CATALOG = catalog_for_loaded_states()  # each scenario starts from a state, not a birth
 
 
 def audit(log, **settings):

@@ -6,15 +6,17 @@ import json
 
 import pytest
 
+from conftest import catalog_for_loaded_states
 from kraft_audit.core.audit import Auditor
 from kraft_audit.core.rules import load_catalog
 
 TID = "BBBBBBBBBBBBBBBBBBBBBB"
 CATALOG = load_catalog()
+LOADED = catalog_for_loaded_states()  # for logs that create a partition in a later state
 
 
-def run(log, **settings):
-    auditor = Auditor(CATALOG, settings)
+def run(log, catalog=CATALOG, **settings):
+    auditor = Auditor(catalog, settings)
     return auditor, auditor.process(log.events)
 
 
@@ -69,6 +71,24 @@ def replica_placement(log, bad):
     if not bad:
         log.batch(log.register(4, epoch=4, fenced=False))
     return log.batch(log.change(TID, 0, replicas=[1, 2, 3, 4], addingReplicas=[4]))[0]
+
+
+def new_partition(log, fenced=(3,), **fields):
+    log.batch(*log.elr_features(True))
+    log.batch(*[log.register(b, epoch=b, fenced=b in fenced) for b in (1, 2, 3)])
+    return log.batch(log.topic("t", TID), log.partition(TID, 0, [1, 2, 3], **fields))[-1]
+
+
+def new_partition_with_fenced_isr(log, bad):
+    return new_partition(log, isr=[1, 2, 3] if bad else [1, 2])
+
+
+def new_partition_with_elr(log, bad):
+    return new_partition(log, isr=[1, 2], **({"eligibleLeaderReplicas": [3]} if bad else {}))
+
+
+def new_partition_leaderless(log, bad):
+    return new_partition(log, isr=[1, 2], leader=-1 if bad else None)
 
 
 def no_elr_when_disabled(log, bad):
@@ -149,10 +169,13 @@ CASES = [
     ("kip704.recovering-only-by-unclean-election", recovering_only_by_unclean, {}),
     ("kip704.recovering-isr-is-leader", recovering_isr_is_leader, {}),
     ("kip966.subset-of-replicas", subset_of_replicas, {}),
-    ("kip966.last-known-elr-matches-kafka", last_known_elr, {}),
+    ("kip966.last-known-elr-matches-kafka", last_known_elr, {"catalog": LOADED}),
     ("kip966.elr-enters-from-isr", elr_enters_from_isr, {}),
     ("kip966.last-known-elr-enters-from-isr", last_known_elr_enters_from_isr, {}),
     ("kraft.replica-placement", replica_placement, {}),
+    ("kraft.new-partition-isr-live", new_partition_with_fenced_isr, {}),
+    ("kraft.new-partition-isr-live", new_partition_with_elr, {}),
+    ("kraft.new-partition-isr-live", new_partition_leaderless, {}),
     ("kip966.no-elr-when-disabled", no_elr_when_disabled, {}),
     ("kip966.leader-in-isr", leader_in_isr, {}),
     ("kip966.elr-only-below-min-isr", elr_only_below_min_isr, {}),
@@ -248,7 +271,7 @@ def test_registration_request_may_arrive_first(kraft_log):
 
 def test_kafka_4_0_judges_every_new_incarnation_unclean(kraft_log):
     restart(kraft_log, clean=True, removed_from_elr=True)
-    _, out = run(kraft_log, clean_shutdown_detection="incarnation")
+    _, out = run(kraft_log, LOADED, clean_shutdown_detection="incarnation")
     assert out.violations == []
 
 
@@ -387,7 +410,7 @@ def test_a_registration_request_delivered_twice_is_a_duplicate(kraft_log):
     kraft_log.events.append(kraft_log.events[-1])
     kraft_log.now_ms += 10**9
     kraft_log.batch(kraft_log.feature("group.version", 1))
-    auditor, out = run(kraft_log)
+    auditor, out = run(kraft_log, LOADED)
     assert [v.rule_id for v in out.violations] == ["kip966.unclean-shutdown-removed"]
     assert out.violations[0].offset == reg.offset and auditor.duplicates == 1
 

@@ -238,3 +238,29 @@ def replica_placement(c):
                     broker is None or not broker.registered):
                 problems.append(f"replica {broker_id} placed on a broker that is not registered")
     return "; ".join(problems) or None
+
+
+@rule("kraft.new-partition-isr-live", on="partition", records=("PARTITION_RECORD",))
+def new_partition_isr_live(c):
+    """A new partition has no data, so its ISR is exactly who can serve it: replicas on
+    brokers that could lead when it was created (registered, unfenced, not shutting
+    down), at least one of them, one of them its leader; nothing was ever in its ISR, so
+    its ELR and LastKnownElr are empty."""
+    if c.before is not None or SNAPSHOT_SUFFIX in c.event.source:
+        return None  # a snapshot restates partitions whose birth it does not show
+    after, state = c.after, c.state
+    problems = []
+    if not after.isr:
+        problems.append("created with an empty ISR")
+    elif after.leader < 0:
+        problems.append(f"created without a leader although its ISR is {list(after.isr)}")
+    if state.brokers:  # a log that shows no broker at all cannot tell who was live
+        dead = [b for b in after.isr
+                if not state.unknown_before_history(b) and not state.acceptable_leader(b)]
+        if dead:
+            problems.append(f"created with replicas {dead} in its ISR {list(after.isr)} although they "
+                            f"were fenced, shutting down or not registered")
+    if after.elr or after.last_known_elr:
+        problems.append(f"created with ELR {list(after.elr)} and LastKnownElr "
+                        f"{list(after.last_known_elr)}, which only a shrunk ISR fills")
+    return "; ".join(problems) or None

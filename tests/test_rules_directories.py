@@ -197,3 +197,25 @@ def test_nothing_names_a_broker_after_its_registration_is_removed(tmp_path):
                                                                               "fenced": 1}))):
         findings, at = audit(tmp_path / name, [[gone], [after]])
         assert findings == [("kraft.record-names-registered-node", at[1])], name
+
+
+def test_a_leader_serves_from_a_directory_online_on_its_broker(tmp_path):
+    placed = [partition([1, 2], [d(1), d(2)])]
+
+    def offline(broker, left):
+        return ("BROKER_REGISTRATION_CHANGE_RECORD", 2, {"brokerId": broker, "brokerEpoch": 10 + broker,
+                                                         "logDirs": [left]})
+    fence_1 = ("BROKER_REGISTRATION_CHANGE_RECORD", 2, {"brokerId": 1, "brokerEpoch": 11, "fenced": 1})
+    # the leadership moves in the batch that takes its directory offline; once broker 2's
+    # directory is offline, fencing the leader leaves the partition leaderless
+    moved = [placed, [change(leader=2, isr=[2]), offline(1, d(1, 1))]]
+    assert audit(tmp_path / "moved", moved)[0] == []
+    leaderless = [placed, [change(isr=[1]), offline(2, d(2, 1))], [change(leader=-1), fence_1]]
+    assert audit(tmp_path / "leaderless", leaderless)[0] == []
+    findings, at = audit(tmp_path / "kept", [placed, [offline(1, d(1, 1))]])
+    assert findings == [("kraft.leader-in-online-directory", at[1])]
+    # broker 2's directory offline (and broker 2 left in the ISR), then 2 elected
+    elected = [placed, [offline(2, d(2, 1))], [change(leader=2, isr=[2]), fence_1]]
+    findings, at = audit(tmp_path / "elected", elected)
+    assert [rule for rule, _ in findings] == ["kraft.leader-in-online-directory"] and \
+        at[2] <= findings[0][1] <= at[2] + 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kraft_audit.core.codec import wire
 from kraft_audit.core.events import SNAPSHOT_SUFFIX
-from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, rule
+from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, Finding, rule
 
 # DirectoryId.MIGRATING (0, 0), UNASSIGNED (0, 1), LOST (0, 2), as Uuid.toString writes them
 MIGRATING, UNASSIGNED, LOST = "AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg"
@@ -105,3 +105,37 @@ def partition_directories(c):
         else:
             problems.append(f"replica {broker_id} placed in {directory}, which broker {broker_id} never registered")
     return "; ".join(problems) if problems else None
+
+
+@rule("kraft.leader-in-online-directory", on="batch_end",
+      records=("PARTITION_RECORD", "PARTITION_CHANGE_RECORD", "REGISTER_BROKER_RECORD",
+               "BROKER_REGISTRATION_CHANGE_RECORD"))
+def leader_in_online_directory(c):
+    """A leader serves its partition from its replica's log, so that log's directory is
+    online on the leader's broker: when a directory goes offline its leaderships move in
+    the same batch, and no election picks a replica whose directory is offline. Visits the
+    partitions the batch changed and, for a broker record, the partitions that broker
+    leads."""
+    batch, state = c.batch, c.state
+    keys = {ch.site.key for ch in batch.changes}
+    for change in batch.broker_changes:
+        broker = state.brokers.get(change.broker_id)
+        if broker is not None and broker.log_dirs:
+            keys.update(state.partitions_of(change.broker_id))
+    findings = []
+    partitions = state.partitions
+    for key in sorted(keys):
+        part = partitions.get(key)
+        if part is None or part.leader < 0 or not part.directories:
+            continue
+        broker = state.brokers.get(part.leader)
+        if broker is None or not broker.log_dirs:
+            continue  # no directories registered: every directory counts as online
+        directory = dict(zip(part.replicas, part.directories)).get(part.leader)
+        if directory is None or state.dir_owner.get(directory) != part.leader:
+            continue  # a directory not its own: kraft.partition-directories says so
+        if not broker.has_online_dir(directory):
+            findings.append(Finding(f"leader {part.leader} serves from directory {directory}, "
+                                    f"which is not online on broker {part.leader}",
+                                    key=key, broker_id=part.leader))
+    return findings or None

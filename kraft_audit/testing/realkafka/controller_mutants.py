@@ -444,7 +444,7 @@ def report(results: list[Result], every: list[Mutant], reachable: list[Mutant]) 
     def row(name: str, rs: list[Result], ms: list[Mutant], rms: list[Mutant]) -> str:
         n = Counter(r.verdict for r in rs)
         scored = n["caught"] + n["survived"]
-        pct = f"{100 * n['caught'] / scored:.0f}%" if scored else "-"
+        pct = "-" if score(rs) is None else f"{score(rs):.0f}%"
         cells = [n["caught"], scored, pct, n["equivalent"], n["refused"], n["stillborn"], len(rs), len(rms), len(ms)]
         return f"| {name} | " + " | ".join(map(str, cells)) + " |"
 

@@ -148,7 +148,7 @@ METADATA_RECORDS: tuple[MessageSchema, ...] = (
         f("inControlledShutdown", "bool", "1+"),
         f("logDirs", "[]uuid", "3+", tag=0),
         f("cordonedLogDirs", "[]uuid", "4+", nullable="4+", tag=1),
-        notes="v3 adds LogDirs (KIP-858); v4 [trunk] adds CordonedLogDirs",
+        notes="v3 adds LogDirs (KIP-858); v4 (4.3) adds CordonedLogDirs (KIP-1066)",
     ),
     _record(1, "UnregisterBrokerRecord", "0", f("brokerId", "int32"), f("brokerEpoch", "int64")),
     _record(2, "TopicRecord", "0", f("name", "string"), f("topicId", "uuid")),
@@ -255,7 +255,7 @@ METADATA_RECORDS: tuple[MessageSchema, ...] = (
         f("inControlledShutdown", "int8", "1+", tag=1),
         f("logDirs", "[]uuid", "2+", tag=2),
         f("cordonedLogDirs", "[]uuid", "3+", nullable="3+", tag=3),
-        notes="Fenced: -1 unfenced, 0 no change, 1 fenced; v3 [trunk] adds CordonedLogDirs",
+        notes="Fenced: -1 unfenced, 0 no change, 1 fenced; v3 (4.3) adds CordonedLogDirs (KIP-1066)",
     ),
     _record(
         18,
@@ -295,9 +295,9 @@ METADATA_RECORDS: tuple[MessageSchema, ...] = (
         "ClearElrRecord",
         "0",
         f("topicName", "string"),
-        notes="[trunk] empty topic name clears the ELR of every topic",
+        notes="an empty topic name clears the ELR of every topic",
     ),
-    _record(29, "UnregisterControllerRecord", "0", f("controllerId", "int32"), notes="[trunk]"),
+    _record(29, "UnregisterControllerRecord", "0", f("controllerId", "int32"), notes="(4.4)"),
 )
 
 

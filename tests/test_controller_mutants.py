@@ -4,9 +4,12 @@ real clusters (make test-controller-mutants)."""
 
 from __future__ import annotations
 
+import re
+
 from kraft_audit.testing.java_mutants import OPERATORS, code_lines, mutants
-from kraft_audit.testing.realkafka.controller_mutants import (Normaliser, Result, choose, first_difference,
-                                                              noise, report, score)
+from kraft_audit.testing.realkafka.controller_mutants import (TARGETS, VERSION, Normaliser, Result,
+                                                              apply_reviews, choose, first_difference,
+                                                              noise, report, reviewed, score)
 
 JAVA = '''package org.apache.kafka.controller;
 
@@ -132,6 +135,19 @@ def test_sample_spreads_over_operators_and_report_scores():
     assert "| **all** | 4 | 5 | 80% | 1 | 0 | 1 | 7 | 7 | " in text
     assert "| PartitionChangeBuilder | 4 | 5 | 80% |" in text
     assert "Survivors" in text and results[3].mutant_id in text
+
+
+def test_reviewed_survivors_count_as_equivalent_and_only_survivors():
+    reviews = reviewed(VERSION)
+    assert reviews and all(re.fullmatch(r"[A-Za-z]+:\d+:[a-z-]+:[0-9a-f]{8}", k) for k in reviews)
+    assert all(k.split(":")[0] in TARGETS and k.split(":")[2] in OPERATORS for k in reviews)
+    ms = mutants("org/apache/kafka/controller/PartitionChangeBuilder.java", JAVA)[:3]
+    results = [Result(m.mutant_id, "PartitionChangeBuilder", m.operator, m.line, m.method, m.original,
+                      m.mutated, verdict, "why") for m, verdict in zip(ms, ["survived", "caught", "survived"])]
+    after = apply_reviews(results, {ms[0].mutant_id: "another request", ms[1].mutant_id: "no"})
+    assert [(r.verdict, r.why) for r in after] == [
+        ("equivalent", "read: another request"), ("caught", "why"), ("survived", "why")]
+    assert score(after) == 50.0 and score(results) == 100 / 3
 
 
 def test_the_tail_of_a_statement_begun_above_is_not_removed():

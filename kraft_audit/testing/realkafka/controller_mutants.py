@@ -19,9 +19,11 @@ How a mutant is judged, in this order:
 - refused: the controller refused a request of the workout (the tool failed) and wrote
   nothing the baseline does not hold: the log is one a correct controller writes when the
   request is not made, so no audit of the log can tell; the client saw it. Not scored;
-- survived: otherwise, kept with its first differing record (and its normalised log). What
-  a correct controller could also have written but the baseline did not (another legal
-  choice) is not decided here: such a mutant is a survivor, for people to read.
+- survived: otherwise, kept with its first differing record (and its normalised log), for
+  people to read. What a correct controller could also have written but the baseline did
+  not (another request, another legal choice) the harness cannot decide: a survivor read
+  and found so is listed, with the reason, in deploy/controller-mutants/reviewed-VERSION.yaml
+  and counts as equivalent.
 
     python -m kraft_audit.testing.realkafka.controller_mutants [--sample N] [--seed S]
         [--classes A,B] [--out DIR] [--min-score PCT]
@@ -45,8 +47,10 @@ import xml.etree.ElementTree as ET
 import zipfile
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+
+import yaml
 
 from kraft_audit.testing.java_mutants import OPERATORS, Mutant, mutants
 from kraft_audit.testing.realkafka.cluster import kafka_jars
@@ -56,6 +60,8 @@ from kraft_audit.testing.realkafka.story import StoryRun, story_cluster
 # 4.4.0's are not): the controller mutated is this release's (make controller-mutants-deps).
 VERSION = "4.3.1"
 CACHE = Path(".cache/controller-mutants")
+# survivors read by hand whose log a correct controller also writes (see the docstring)
+REVIEWED = Path(__file__).resolve().parents[3] / "deploy" / "controller-mutants"
 PACKAGE = "org/apache/kafka/controller"
 # the controller classes that decide what metadata records say
 TARGETS = ("PartitionChangeBuilder", "ReplicationControlManager", "ClusterControlManager",
@@ -466,6 +472,19 @@ def report(results: list[Result], every: list[Mutant], reachable: list[Mutant]) 
     return "\n".join(lines) + "\n"
 
 
+def reviewed(version: str) -> dict[str, str]:
+    """The survivors found equivalent by reading them: mutant id -> why."""
+    path = REVIEWED / f"reviewed-{version}.yaml"
+    entries = yaml.safe_load(path.read_text()) if path.exists() else None
+    return {str(k): " ".join(str(v).split()) for k, v in (entries or {}).items()}
+
+
+def apply_reviews(results: list[Result], reviews: dict[str, str]) -> list[Result]:
+    """Survivors the reviews explain become equivalent, with the review as the reason."""
+    return [replace(r, verdict="equivalent", why=f"read: {reviews[r.mutant_id]}")
+            if r.verdict == "survived" and r.mutant_id in reviews else r for r in results]
+
+
 def score(results: list[Result]) -> float | None:
     n = Counter(r.verdict for r in results)
     scored = n["caught"] + n["survived"]
@@ -507,6 +526,7 @@ def main(argv: list[str]) -> int:
                 r = Result(**json.loads(line))
                 done[r.mutant_id] = r
         results = []
+        reviews = reviewed(args.version)
         with results_file.open("a") as out:
             for i, mutant in enumerate(chosen, 1):
                 result = done.get(mutant.mutant_id)
@@ -515,6 +535,7 @@ def main(argv: list[str]) -> int:
                     result = judge_mutant(tools, args.version, mutant, baseline, work / "mutant")
                     out.write(json.dumps(asdict(result)) + "\n")
                     out.flush()
+                (result,) = apply_reviews([result], reviews)
                 print(f"[{i}/{len(chosen)}] {result.verdict:<10} {result.mutant_id} "
                       f"{result.original!r} -> {result.mutated!r}: {result.why[:200]}", flush=True)
                 results.append(result)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kraft_audit.core.codec import wire
 from kraft_audit.core.events import SNAPSHOT_SUFFIX
-from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, Finding, rule
+from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, SETS_LEADER, Finding, rule
 
 # DirectoryId.MIGRATING (0, 0), UNASSIGNED (0, 1), LOST (0, 2), as Uuid.toString writes them
 MIGRATING, UNASSIGNED, LOST = "AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg"
@@ -108,16 +108,16 @@ def partition_directories(c):
 
 
 @rule("kraft.leader-in-online-directory", on="batch_end",
-      records=("PARTITION_RECORD", "PARTITION_CHANGE_RECORD", "REGISTER_BROKER_RECORD",
-               "BROKER_REGISTRATION_CHANGE_RECORD"))
+      records=("PARTITION_CHANGE_RECORD", "REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
 def leader_in_online_directory(c):
     """A leader serves its partition from its replica's log, so that log's directory is
     online on the leader's broker: when a directory goes offline its leaderships move in
     the same batch, and no election picks a replica whose directory is offline. Visits the
-    partitions the batch changed and, for a broker record, the partitions that broker
-    leads."""
+    partitions whose leader or directories the batch changed and, for a broker record, the
+    partitions of that broker. (A new partition's entries are the broker's only online
+    directory or a placeholder: kraft.partition-directories.)"""
     batch, state = c.batch, c.state
-    keys = {ch.site.key for ch in batch.changes}
+    keys = {ch.site.key for ch in batch.changes if ch.shape & (SETS_LEADER | SETS_ASSIGNMENT)}
     for change in batch.broker_changes:
         broker = state.brokers.get(change.broker_id)
         if broker is not None and broker.log_dirs:

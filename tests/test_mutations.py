@@ -26,7 +26,7 @@ NEW_RULES = ("kraft.snapshot-equals-log", "kraft.partition-ids-in-range", "kraft
              "kraft.record-names-registered-node", "kraft.kraft-version-voters",
              "kip966.min-isr-one-value-with-elr", "kraft.feature-dependencies",
              "kip966.elr-enters-from-isr", "kip966.last-known-elr-enters-from-isr", "kraft.replica-placement",
-             "kraft.new-partition-isr-live", "kraft.leader-in-online-directory")
+             "kraft.new-partition-isr-live", "kraft.replica-in-offline-directory")
 
 
 def test_a_log_re_framed_without_a_mutation_reads_and_audits_as_the_original(tmp_path):

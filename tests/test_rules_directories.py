@@ -98,8 +98,9 @@ def test_a_replica_is_placed_in_a_directory_of_its_broker(tmp_path):
     # the broker reports its replica in another of its directories, then drops that one
     # (offline) and re-registers without it: every entry stays a directory it registered
     moved = [[partition([1, 2], [d(1), UNASSIGNED])], [change(directories=[d(1), d(2, 1)])],
-             [("BROKER_REGISTRATION_CHANGE_RECORD", 2, {"brokerId": 2, "brokerEpoch": 12, "logDirs": [d(2)]})],
-             [change(directories=[d(1, 1), d(2, 1)])], [register(2, [d(2)])], [change(isr=[1])]]
+             [change(isr=[1]),
+              ("BROKER_REGISTRATION_CHANGE_RECORD", 2, {"brokerId": 2, "brokerEpoch": 12, "logDirs": [d(2)]})],
+             [change(directories=[d(1, 1), d(2, 1)])], [register(2, [d(2)])], [change(directories=[d(1), d(2, 1)])]]
     assert audit(tmp_path / "moved", moved)[0] == []
     findings, at = audit(tmp_path / "stolen", moved[:2] + [[change(directories=[d(3), d(2, 1)])]])
     assert findings == [("kraft.partition-directories", at[2])]
@@ -199,23 +200,28 @@ def test_nothing_names_a_broker_after_its_registration_is_removed(tmp_path):
         assert findings == [("kraft.record-names-registered-node", at[1])], name
 
 
-def test_a_leader_serves_from_a_directory_online_on_its_broker(tmp_path):
+def test_a_replica_in_an_offline_directory_neither_leads_nor_stays_in_the_isr(tmp_path):
+    rule = "kraft.replica-in-offline-directory"
     placed = [partition([1, 2], [d(1), d(2)])]
 
     def offline(broker, left):
         return ("BROKER_REGISTRATION_CHANGE_RECORD", 2, {"brokerId": broker, "brokerEpoch": 10 + broker,
                                                          "logDirs": [left]})
     fence_1 = ("BROKER_REGISTRATION_CHANGE_RECORD", 2, {"brokerId": 1, "brokerEpoch": 11, "fenced": 1})
-    # the leadership moves in the batch that takes its directory offline; once broker 2's
-    # directory is offline, fencing the leader leaves the partition leaderless
+    # the leadership and the ISR move in the batch that takes the directory offline; then
+    # fencing the leader leaves the partition leaderless, and without ELR the last ISR
+    # member stays when its directory goes offline too
     moved = [placed, [change(leader=2, isr=[2]), offline(1, d(1, 1))]]
     assert audit(tmp_path / "moved", moved)[0] == []
     leaderless = [placed, [change(isr=[1]), offline(2, d(2, 1))], [change(leader=-1), fence_1]]
     assert audit(tmp_path / "leaderless", leaderless)[0] == []
-    findings, at = audit(tmp_path / "kept", [placed, [offline(1, d(1, 1))]])
-    assert findings == [("kraft.leader-in-online-directory", at[1])]
-    # broker 2's directory offline (and broker 2 left in the ISR), then 2 elected
-    elected = [placed, [offline(2, d(2, 1))], [change(leader=2, isr=[2]), fence_1]]
-    findings, at = audit(tmp_path / "elected", elected)
-    assert [rule for rule, _ in findings] == ["kraft.leader-in-online-directory"] and \
-        at[2] <= findings[0][1] <= at[2] + 1
+    last = leaderless[:2] + [[change(leader=-1), offline(1, d(1, 1))]]
+    assert audit(tmp_path / "last", last)[0] == []
+    findings, at = audit(tmp_path / "kept-leader", [placed, [offline(1, d(1, 1))]])
+    assert findings == [(rule, at[1])]
+    findings, at = audit(tmp_path / "kept-in-isr", [placed, [offline(2, d(2, 1))]])
+    assert findings == [(rule, at[1])]
+    # broker 2 left in the ISR when its directory went offline, then elected
+    findings, at = audit(tmp_path / "elected", [placed, [offline(2, d(2, 1))], [change(leader=2, isr=[2]), fence_1]])
+    assert [r for r, _ in findings] == [rule, rule] and findings[0][1] == at[1] and \
+        at[2] <= findings[1][1] <= at[2] + 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kraft_audit.core.codec import wire
 from kraft_audit.core.events import SNAPSHOT_SUFFIX
-from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, SETS_LEADER, Finding, rule
+from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, SETS_ISR, SETS_LEADER, Finding, rule
 
 # DirectoryId.MIGRATING (0, 0), UNASSIGNED (0, 1), LOST (0, 2), as Uuid.toString writes them
 MIGRATING, UNASSIGNED, LOST = "AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg"
@@ -107,35 +107,40 @@ def partition_directories(c):
     return "; ".join(problems) if problems else None
 
 
-@rule("kraft.leader-in-online-directory", on="batch_end",
+@rule("kraft.replica-in-offline-directory", on="batch_end",
       records=("PARTITION_CHANGE_RECORD", "REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD"))
-def leader_in_online_directory(c):
-    """A leader serves its partition from its replica's log, so that log's directory is
-    online on the leader's broker: when a directory goes offline its leaderships move in
-    the same batch, and no election picks a replica whose directory is offline. Visits the
-    partitions whose leader or directories the batch changed and, for a broker record, the
-    partitions of that broker. (A new partition's entries are the broker's only online
-    directory or a placeholder: kraft.partition-directories.)"""
+def replica_in_offline_directory(c):
+    """A replica whose directory is offline on its broker has no log to serve: it leads
+    nothing, and it leaves the ISR in the batch that finds it offline (the directory
+    dropped from the registration, or the broker reporting the replica in it); without
+    ELR the ISR's last member stays, as for a fence. Visits the partitions whose leader,
+    ISR or directories the batch changed and, for a broker record, that broker's. (A new
+    partition's entries are the broker's only online directory or a placeholder:
+    kraft.partition-directories.)"""
     batch, state = c.batch, c.state
-    keys = {ch.site.key for ch in batch.changes if ch.shape & (SETS_LEADER | SETS_ASSIGNMENT)}
+    keys = {ch.site.key for ch in batch.changes if ch.shape & (SETS_LEADER | SETS_ISR | SETS_ASSIGNMENT)}
     for change in batch.broker_changes:
         broker = state.brokers.get(change.broker_id)
         if broker is not None and broker.log_dirs:
             keys.update(state.partitions_of(change.broker_id))
     findings = []
-    partitions = state.partitions
+    partitions, brokers, owners = state.partitions, state.brokers, state.dir_owner
     for key in sorted(keys):
         part = partitions.get(key)
-        if part is None or part.leader < 0 or not part.directories:
+        if part is None or not part.directories:
             continue
-        broker = state.brokers.get(part.leader)
-        if broker is None or not broker.log_dirs:
-            continue  # no directories registered: every directory counts as online
-        directory = dict(zip(part.replicas, part.directories)).get(part.leader)
-        if directory is None or state.dir_owner.get(directory) != part.leader:
-            continue  # a directory not its own: kraft.partition-directories says so
-        if not broker.has_online_dir(directory):
-            findings.append(Finding(f"leader {part.leader} serves from directory {directory}, "
-                                    f"which is not online on broker {part.leader}",
-                                    key=key, broker_id=part.leader))
+        for broker_id, directory in zip(part.replicas, part.directories):
+            leads = broker_id == part.leader
+            if not leads and broker_id not in part.isr:
+                continue
+            broker = brokers.get(broker_id)
+            if broker is None or not broker.log_dirs or owners.get(directory) != broker_id \
+                    or broker.has_online_dir(directory):
+                continue  # online, no directories registered, or not its own (partition-directories')
+            if leads:
+                findings.append(Finding(f"leader {broker_id} serves from directory {directory}, "
+                                        f"which is not online on broker {broker_id}", key=key, broker_id=broker_id))
+            elif state.elr_enabled or len(part.isr) > 1:
+                findings.append(Finding(f"replica {broker_id} in the ISR {list(part.isr)} although its "
+                                        f"directory {directory} is offline", key=key, broker_id=broker_id))
     return findings or None

@@ -253,8 +253,24 @@ def election_order(c):
 # election_order's helpers, at module level: no closure (a compiled closure keeps a reference
 # cycle per call)
 def _alive(c, broker: int) -> bool:
-    """Whether the broker could lead as of the record being judged."""
-    return c.batch.acceptable_leader_at(c.event.offset, broker, c.state.acceptable_leader(broker))
+    """Whether the broker could lead as of the record being judged: registered, unfenced,
+    not shutting down, and its replica's directory online (Kafka's LeaderAcceptor)."""
+    return c.batch.acceptable_leader_at(c.event.offset, broker, c.state.acceptable_leader(broker)) \
+        and _directory_online(c.state, c.before, broker)
+
+
+def _directory_online(state, part, broker: int) -> bool:
+    """Whether the broker's replica of the partition is in a directory online on it, as of
+    the batch's end (a directory dropped in the batch is offline for its elections too)."""
+    if not part.directories:
+        return True
+    registration = state.brokers.get(broker)
+    if registration is None or not registration.log_dirs:
+        return True
+    for replica, directory in zip(part.replicas, part.directories):
+        if replica == broker:
+            return registration.has_online_dir(directory)
+    return True
 
 
 def _live(c, brokers) -> list:

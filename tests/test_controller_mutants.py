@@ -168,22 +168,14 @@ def test_a_refused_request_is_told_from_a_log_that_wrote_something_else():
     assert wrote_extra(base, _steps([(0, "TOPIC a")], [(1, "CONFIG z")]), ignored)
 
 
-def test_a_list_of_structs_is_a_set_and_a_brokers_directory_report_is_not_compared(tmp_path):
-    from kraft_audit.core.events import MetadataEvent
-    from kraft_audit.testing.realkafka.controller_mutants import _directories_only
-
+def test_a_list_of_structs_is_a_set_and_a_directory_is_named_by_its_broker():
     norm = Normaliser()
     a = {"features": [{"name": "b", "max": 1}, {"name": "a", "max": 2}], "replicas": [2, 1]}
     b = {"features": [{"name": "a", "max": 2}, {"name": "b", "max": 1}], "replicas": [2, 1]}
     assert norm.value(a) == norm.value(b) and norm.value(a)["replicas"] == [2, 1]
-
-    def change(**data):
-        return MetadataEvent("c", "s", 0, 1, 1, 1, 0, "record", "PARTITION_CHANGE_RECORD", 0,
-                             {"partitionId": 0, "topicId": "t", "leader": -2, "leaderRecoveryState": -1,
-                                   "isr": None, **data})
-    assert _directories_only(change(directories=["d"]))
-    assert not _directories_only(change(directories=["d"], isr=[1]))
-    assert not _directories_only(change(isr=[1]))
+    norm.directories({"brokerId": 2, "logDirs": ["n6Y5w6d2S8O3FRQ5lZ5Ztw", "m6Y5w6d2S8O3FRQ5lZ5Ztw"]})
+    assert norm.value({"directories": ["m6Y5w6d2S8O3FRQ5lZ5Ztw"]}) == \
+        norm.value({"directories": ["n6Y5w6d2S8O3FRQ5lZ5Ztw"]}) == {"directories": ["<dir of 2>"]}
 
 
 def test_a_record_one_step_late_is_not_a_difference():

@@ -12,10 +12,11 @@ How a mutant is judged, in this order:
 - stillborn: javac refuses it, or the controller does not start: no log to audit, not scored;
 - caught: a finding or an overdue condition the baseline does not have;
 - equivalent: its log, normalised (no NoOps, times, random ids mapped to the order they
-  appear in, broker epochs, ports and secrets dropped, lists of structs sorted, a broker's
-  reports of the directory it chose and the producer-id blocks left out (how many is the
-  clients' doing), the records of each workout step taken as a multiset), equals the
-  unmutated baseline's outside what two unmutated runs already differ in: not scored;
+  appear in, broker epochs, ports and secrets dropped, lists of structs sorted, a
+  directory named by its broker, the producer-id blocks left out (how many is the clients'
+  doing), the records of each workout step taken as a multiset, a record one step early or
+  late no difference), equals the unmutated baseline's outside what two unmutated runs
+  already differ in: not scored;
 - refused: the controller refused a request of the workout (the tool failed) and wrote
   nothing the baseline does not hold: the log is one a correct controller writes when the
   request is not made, so no audit of the log can tell; the client saw it. Not scored;
@@ -206,16 +207,6 @@ class Normaliser:
         return v
 
 
-def _directories_only(event) -> bool:
-    """A change that only records where a broker put its replica (AssignReplicasToDirs):
-    the broker's choice of directory, at a time of its own, not the controller's."""
-    data = event.data
-    return event.type == "PARTITION_CHANGE_RECORD" and bool(data.get("directories")) and not any(
-        data.get(k) is not None for k in ("isr", "replicas", "addingReplicas", "removingReplicas",
-                                          "eligibleLeaderReplicas", "lastKnownElr")) \
-        and data.get("leader", -2) == -2 and data.get("leaderRecoveryState", -1) == -1
-
-
 def normalised_steps(log_dir: Path, boundaries: list[int]) -> list[list[tuple[int, str]]]:
     """Each workout step's records as (offset, normalised key), in log order (the last list:
     after the last boundary)."""
@@ -227,7 +218,7 @@ def normalised_steps(log_dir: Path, boundaries: list[int]) -> list[list[tuple[in
     for event in read_log_dir(log_dir):
         if not isinstance(event, MetadataEvent) or event.kind != KIND_RECORD or is_snapshot_source(event.source):
             continue
-        if event.type == "NO_OP_RECORD" or event.type in _CLIENT_PACED or _directories_only(event):
+        if event.type == "NO_OP_RECORD" or event.type in _CLIENT_PACED:
             continue
         if "logDirs" in event.data:
             norm.directories(event.data)

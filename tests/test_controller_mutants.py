@@ -178,6 +178,16 @@ def test_a_list_of_structs_is_a_set_and_a_directory_is_named_by_its_broker():
         norm.value({"directories": ["n6Y5w6d2S8O3FRQ5lZ5Ztw"]}) == {"directories": ["<dir of 2>"]}
 
 
+def test_a_directory_report_is_told_from_a_change_the_controller_decides():
+    from kraft_audit.testing.realkafka.controller_mutants import _directories_only
+
+    report = {"partitionId": 0, "topicId": "t", "leader": -2, "leaderRecoveryState": -1, "isr": None,
+              "directories": ["d"]}
+    assert _directories_only(report)
+    assert not _directories_only({**report, "isr": [1]}) and not _directories_only({**report, "leader": 2})
+    assert not _directories_only({**report, "directories": None})
+
+
 def test_a_record_one_step_late_is_not_a_difference():
     base = _steps([(0, "TOPIC a"), (1, "REGISTRATION 1")], [(2, "CONFIG x")], [(3, "ACL y")])
     late = _steps([(0, "TOPIC a")], [(1, "REGISTRATION 1"), (2, "CONFIG x")], [(3, "ACL y")])

@@ -13,9 +13,9 @@ How a mutant is judged, in this order:
 - caught: a finding or an overdue condition the baseline does not have;
 - equivalent: its log, normalised (no NoOps, times, random ids mapped to the order they
   appear in, broker epochs, ports and secrets dropped, lists of structs sorted, a
-  directory named by its broker, the producer-id blocks left out (how many is the clients'
-  doing), the records of each workout step taken as a multiset, a record one step early or
-  late no difference), equals the unmutated baseline's outside what two unmutated runs
+  directory named by its broker and, of a partition's directory reports, only the last, the
+  producer-id blocks left out (how many is the clients' doing), the records of each workout
+  step taken as a multiset, a record one step early or late no difference), equals the unmutated baseline's outside what two unmutated runs
   already differ in: not scored;
 - refused: the controller refused a request of the workout (the tool failed) and wrote
   nothing the baseline does not hold: the log is one a correct controller writes when the
@@ -214,7 +214,10 @@ def normalised_steps(log_dir: Path, boundaries: list[int]) -> list[list[tuple[in
     from kraft_audit.core.events import KIND_RECORD, MetadataEvent, is_snapshot_source
 
     norm = Normaliser()
-    steps: list[list[tuple[int, str]]] = [[] for _ in range(len(boundaries) + 1)]
+    keyed: list[tuple[int, str]] = []
+    # a partition's directory reports: only where its replicas ended up (the brokers report in
+    # an order of their own, so the lists between are a race), at the offset of the last
+    reported: dict[tuple, tuple[int, str]] = {}
     for event in read_log_dir(log_dir):
         if not isinstance(event, MetadataEvent) or event.kind != KIND_RECORD or is_snapshot_source(event.source):
             continue
@@ -224,8 +227,22 @@ def normalised_steps(log_dir: Path, boundaries: list[int]) -> list[list[tuple[in
             norm.directories(event.data)
         data = norm.value(event.data)
         key = event.type + " " + json.dumps(data, sort_keys=True)
-        steps[bisect_right(boundaries, event.offset)].append((event.offset, key))
+        if event.type == "PARTITION_CHANGE_RECORD" and _directories_only(event.data):
+            reported[(data.get("topicId"), data.get("partitionId"))] = (event.offset, key)
+        else:
+            keyed.append((event.offset, key))
+    steps: list[list[tuple[int, str]]] = [[] for _ in range(len(boundaries) + 1)]
+    for offset, key in sorted(keyed + list(reported.values())):
+        steps[bisect_right(boundaries, offset)].append((offset, key))
     return steps
+
+
+def _directories_only(data: dict) -> bool:
+    """A PartitionChangeRecord that only records the directories brokers reported."""
+    return bool(data.get("directories")) and data.get("leader", -2) == -2 and \
+        data.get("leaderRecoveryState", -1) == -1 and not any(
+            data.get(k) is not None for k in ("isr", "replicas", "addingReplicas", "removingReplicas",
+                                              "eligibleLeaderReplicas", "lastKnownElr"))
 
 
 def noise(a: list[list[tuple[int, str]]], b: list[list[tuple[int, str]]]) -> list[set[str]]:

@@ -194,3 +194,38 @@ def test_a_record_one_step_late_is_not_a_difference():
     assert first_difference(base, late, [set(), set(), set()]) is None
     two_late = _steps([(0, "TOPIC a")], [(2, "CONFIG x")], [(1, "REGISTRATION 1"), (3, "ACL y")])
     assert first_difference(base, two_late, [set(), set(), set()]) == "step 0: not written REGISTRATION 1"
+
+
+def test_only_a_partitions_last_directory_report_counts_and_where_it_was_created(tmp_path):
+    from kraft_audit.core.codec.logdir import LogDirWriter
+    from kraft_audit.testing.realkafka.controller_mutants import normalised_steps
+
+    topic, d1, d2 = "T2RkZXJzVG9waWNJZDAwMQ", "n6Y5w6d2S8O3FRQ5lZ5Ztw", "m6Y5w6d2S8O3FRQ5lZ5Ztw"
+    unassigned = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+    def report(dirs):
+        return ("PARTITION_CHANGE_RECORD", 2, {"partitionId": 0, "topicId": topic, "leader": -2,
+                                                "directories": dirs})
+
+    def steps(*reports):
+        path = tmp_path / str(len(list(tmp_path.iterdir())))
+        w = LogDirWriter(path, "c1")
+        w.append([("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version", "featureLevel": 21})] + [
+            ("REGISTER_BROKER_RECORD", 3, {"brokerId": b, "brokerEpoch": b, "incarnationId": topic, "rack": None,
+                                           "fenced": False, "endPoints": [], "features": [], "logDirs": [d]})
+            for b, d in ((1, d1), (2, d2))], 1)
+        (created, _) = w.append([("TOPIC_RECORD", 0, {"name": "t", "topicId": topic}), (
+            "PARTITION_RECORD", 1, {"partitionId": 0, "topicId": topic, "replicas": [1, 2], "isr": [1, 2],
+                                    "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0,
+                                    "partitionEpoch": 0, "directories": [unassigned, unassigned]})], 2)
+        (boundary, _) = w.append([("CONFIG_RECORD", 0, {"resourceType": 4, "resourceName": "", "name": "x",
+                                                         "value": "1"})], 3)
+        for r in reports:
+            w.append([r], 4)
+        w.close()
+        return normalised_steps(path, [boundary])
+    # brokers 1 and 2 report in either order, after the step that created the partition
+    one = steps(report([d1, unassigned]), report([d1, d2]))
+    other = steps(report([unassigned, d2]), report([d1, d2]))
+    assert one == other and len(one[0]) == 6 and len(one[1]) == 1
+    assert steps(report([d1, unassigned])) != one  # broker 2's report never recorded

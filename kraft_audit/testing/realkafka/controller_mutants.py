@@ -216,8 +216,10 @@ def normalised_steps(log_dir: Path, boundaries: list[int]) -> list[list[tuple[in
     norm = Normaliser()
     keyed: list[tuple[int, str]] = []
     # a partition's directory reports: only where its replicas ended up (the brokers report in
-    # an order of their own, so the lists between are a race), at the offset of the last
+    # an order and at a time of their own, so the lists between are a race), placed where the
+    # partition was created
     reported: dict[tuple, tuple[int, str]] = {}
+    created: dict[tuple, int] = {}
     for event in read_log_dir(log_dir):
         if not isinstance(event, MetadataEvent) or event.kind != KIND_RECORD or is_snapshot_source(event.source):
             continue
@@ -227,8 +229,11 @@ def normalised_steps(log_dir: Path, boundaries: list[int]) -> list[list[tuple[in
             norm.directories(event.data)
         data = norm.value(event.data)
         key = event.type + " " + json.dumps(data, sort_keys=True)
+        partition = (data.get("topicId"), data.get("partitionId"))
+        if event.type == "PARTITION_RECORD":
+            created.setdefault(partition, event.offset)
         if event.type == "PARTITION_CHANGE_RECORD" and _directories_only(event.data):
-            reported[(data.get("topicId"), data.get("partitionId"))] = (event.offset, key)
+            reported[partition] = (created.get(partition, event.offset), key)
         else:
             keyed.append((event.offset, key))
     steps: list[list[tuple[int, str]]] = [[] for _ in range(len(boundaries) + 1)]

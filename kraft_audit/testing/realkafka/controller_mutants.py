@@ -12,11 +12,11 @@ How a mutant is judged, in this order:
 - stillborn: javac refuses it, or the controller does not start: no log to audit, not scored;
 - caught: a finding or an overdue condition the baseline does not have;
 - equivalent: its log, normalised (no NoOps, times, random ids mapped to the order they
-  appear in, broker epochs, ports and secrets dropped, lists of structs sorted, a
-  directory named by its broker and, of a partition's directory reports, only the last, the
+  appear in, broker epochs, ports and secrets dropped, lists of structs sorted, a directory
+  named by its broker and, of a placement's directory reports, only the last, the
   producer-id blocks left out (how many is the clients' doing), the records of each workout
-  step taken as a multiset, a record one step early or late no difference), equals the unmutated baseline's outside what two unmutated runs
-  already differ in: not scored;
+  step taken as a multiset, a record one step early or late no difference), equals the
+  unmutated baseline's outside what two unmutated runs already differ in: not scored;
 - refused: the controller refused a request of the workout (the tool failed) and wrote
   nothing the baseline does not hold: the log is one a correct controller writes when the
   request is not made, so no audit of the log can tell; the client saw it. Not scored;
@@ -215,11 +215,11 @@ def normalised_steps(log_dir: Path, boundaries: list[int]) -> list[list[tuple[in
 
     norm = Normaliser()
     keyed: list[tuple[int, str]] = []
-    # a partition's directory reports: only where its replicas ended up (the brokers report in
-    # an order and at a time of their own, so the lists between are a race), placed where the
-    # partition was created
+    # a partition's directory reports: for each placement of its replicas (its creation, a
+    # reassignment), only where they ended up, at the placement's offset (the brokers report
+    # in an order and at a time of their own, so the lists between are a race)
     reported: dict[tuple, tuple[int, str]] = {}
-    created: dict[tuple, int] = {}
+    placed: dict[tuple, int] = {}
     for event in read_log_dir(log_dir):
         if not isinstance(event, MetadataEvent) or event.kind != KIND_RECORD or is_snapshot_source(event.source):
             continue
@@ -230,10 +230,11 @@ def normalised_steps(log_dir: Path, boundaries: list[int]) -> list[list[tuple[in
         data = norm.value(event.data)
         key = event.type + " " + json.dumps(data, sort_keys=True)
         partition = (data.get("topicId"), data.get("partitionId"))
-        if event.type == "PARTITION_RECORD":
-            created.setdefault(partition, event.offset)
+        if event.type in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD") and event.data.get("replicas") is not None:
+            placed[partition] = event.offset
         if event.type == "PARTITION_CHANGE_RECORD" and _directories_only(event.data):
-            reported[partition] = (created.get(partition, event.offset), key)
+            at = placed.get(partition, event.offset)
+            reported[(partition, at)] = (at, key)
         else:
             keyed.append((event.offset, key))
     steps: list[list[tuple[int, str]]] = [[] for _ in range(len(boundaries) + 1)]

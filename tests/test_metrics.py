@@ -269,6 +269,25 @@ def test_cluster_wide_figures_are_not_summed_over_buckets(output_rows):
     assert got[("kraft_audit_min_insync_replicas", (c, ("source", "setting")))] == 2
 
 
+def test_the_commit_point_divergences_and_holes_are_on_metrics_once_per_cluster(served, output_rows):
+    """The Raft gate's figures are the cluster's (every bucket holds the same): bucket 0's,
+    not a sum; divergences, withdrawn offsets and holes as counters."""
+    metrics, port = served
+    raft = dict(committed_offset=199, log_end_offset=230, unproven_records=30,
+                divergences_total=1, retracted_offsets_total=27, input_gap_records=4,
+                input_gaps_total=2)
+    metrics.update(0, [output_rows.gauges(b, **raft) for b in range(3)],
+                   output_rows.progress(0, max_offset=199))
+    got = samples(scrape(port))
+    c = ("cluster", "cluster-a")
+    assert {name: got[(f"kraft_audit_{name}", c)] for name in (
+        "log_committed_offset", "log_end_offset", "log_unproven_records", "input_gap_records",
+        "log_divergences_total", "log_retracted_offsets_total", "input_gaps_total")} == {
+        "log_committed_offset": 199, "log_end_offset": 230, "log_unproven_records": 30,
+        "input_gap_records": 4, "log_divergences_total": 1, "log_retracted_offsets_total": 27,
+        "input_gaps_total": 2}
+
+
 def test_what_was_read_balances_on_metrics_as_in_progress(served, output_rows):
     """records_total + side_inputs_total + unreadable_total = applied_total +
     duplicates_total + quarantined_total, over batches, as the progress rows say."""

@@ -165,6 +165,24 @@ def test_a_hole_is_skipped_past_its_patience_and_said_so():
     assert report.gaps == [(1, 3, "", "open"), (1, 3, "", "skipped")]
 
 
+def test_a_hole_the_reader_reported_is_counted_once_and_passed_on():
+    """A reader that skipped offsets quarantines them (logdir.missing_before); the gate
+    counts the hole (a gap reported, not waited for) and goes on, its row passing on."""
+    from kraft_audit.core.codec.logdir import missing_before
+
+    log = Log()
+    gate = RaftGate(hole_patience=0)
+    head = [log.leader_change(1, 1, voters=(1,))]
+    log.batch(1, 3)  # 1..3 lost
+    said = Quarantined("c1", log.source, 900, missing_before(1, 4, 900), offset=1)
+    released, report = admit(gate, head + [said] + log.batch(1))
+    assert offsets(released) == [0, 4] and said in released
+    assert report.gaps == [(1, 3, "", "reported")] and gate.gaps_total == 1
+    # other quarantine rows are no hole
+    _, report = admit(gate, [Quarantined("c1", log.source, 950, "CRC-32C mismatch", offset=5)])
+    assert report.gaps == [] and gate.gaps_total == 1
+
+
 def test_a_copy_that_skips_offsets_is_a_gap_of_that_copy():
     gate = RaftGate()
     admit(gate, [runs("101", (0, 9, 1))])

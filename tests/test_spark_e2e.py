@@ -595,3 +595,44 @@ def test_a_log_kept_by_retention_shows_its_offline_partitions_in_the_tables(spar
                  "--tables", str(tmp_path / "tables2"), "--no-metrics", "--set", "audit.buckets=3"]) == 0
     [broker] = table(Config(tables=str(tmp_path / "tables2")), "brokers")
     assert (broker["last_shutdown"], broker["last_shutdown_source"]) == ("clean", "inferred")
+
+
+@pytest.mark.parametrize("buckets,where", [(1, "batch"), (4, "batch"), (4, "segment")])
+def test_a_hole_in_the_log_is_a_quarantine_row_a_condition_and_a_metric(spark, tmp_path, buckets, where):
+    """A batch cut out of the middle of a segment, or a whole segment gone from between two
+    (what a disk, a copy or a reader that skipped leaves): the job reports the hole where it
+    is, with both offsets, in the quarantine and conditions tables and on /metrics, as
+    `check` does, and audits the rest."""
+    sim = tmp_path / "sim"
+    simulate(load_scenario("unclean-shutdown-elr"), sim, seed=3)
+    segment = sorted((sim / METADATA_DIR).glob("*.log"))[0]
+    events = [e for e in read_log_dir(sim) if isinstance(e, MetadataEvent)]
+    starts = sorted({e.position for e in events})
+    data = segment.read_bytes()
+    ends = dict(zip(starts, starts[1:] + [len(data)]))
+    noops = [p for p in starts if all(e.type == "NO_OP_RECORD" for e in events if e.position == p)]
+    cut = noops[len(noops) // 2]  # a NoOp batch: the state does not depend on it
+    lost = sorted(e.offset for e in events if e.position == cut)
+    segment.write_bytes(data[:cut] + data[ends[cut]:])
+    source, position = segment.name, cut
+    if where == "segment":  # the log rolled before and after the lost batch
+        segment.write_bytes(data[:cut])
+        source, position = f"{lost[-1] + 1:020d}.log", 0
+        (segment.parent / source).write_bytes(data[ends[cut]:])
+
+    cfg = config(tmp_path, sim, **{"audit.buckets": buckets, "metrics.enabled": True, "metrics.port": 0})
+    job = AuditJob(cfg, spark=spark)
+    assert job.run(available_now=True)
+    quarantine = table(cfg, "quarantine")
+    assert [(q["source"], q["offset"], q["reason"]) for q in quarantine] == [(source, lost[0],
+        f"offsets {lost[0]}..{lost[-1]} are missing before the batch at position {position}")], quarantine
+    [gap] = [c for c in table(cfg, "conditions") if c["condition"] == "input_gap"]
+    assert (gap["resource"], gap["start_offset"]) == ("log", lost[0])
+    scrape = urllib.request.urlopen(f"http://127.0.0.1:{job.metrics_port}/metrics", timeout=10).read().decode()
+    assert f'kraft_audit_input_gaps_total{{cluster="{events[0].cluster_id}"}} 1.0' in scrape
+    progress = table(cfg, "progress")
+    assert sum(p["records"] for p in progress) == len(events) - len(lost)
+    for p in progress:
+        assert p["records"] + p["side_inputs"] + p["unreadable"] == \
+            p["applied"] + p["duplicates"] + p["quarantined"], p
+    assert_state_matches_simulator(cfg, sim)

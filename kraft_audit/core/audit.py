@@ -157,7 +157,7 @@ class Auditor:
                 cluster, "log", -1, f"offsets {first}..{last} are missing from every copy of the "
                 "input: the audit waits for them", b"", first), count=False)
             return [row]
-        row.end_offset, row.end_ms = last + 1, ms
+        row.end_offset, row.end_ms = last + 1, ms  # skipped, or reported by the reader that skipped
         if how == "skipped":
             loop.findings.quarantine_row(Quarantined(
                 cluster, "log", -1, f"offsets {first}..{last} never arrived: the audit went on "

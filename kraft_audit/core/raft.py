@@ -46,7 +46,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from kraft_audit.core.codec.batches import NOOP_BATCH_SIZE, NoOpRun
-from kraft_audit.core.codec.logdir import SNAPSHOT_RE
+from kraft_audit.core.codec.logdir import SNAPSHOT_RE, reader_gap
 from kraft_audit.core.events import (
     KIND_BATCH_HEADER,
     KIND_COMMIT,
@@ -88,7 +88,8 @@ class GateReport:
     # entries already released (audited) that a later epoch rewrote: (offset, old, new epoch, proven)
     rewrites: list[tuple[int, int, int, bool]] = field(default_factory=list)
     # (first, last, copy, how): a copy that skipped offsets ("copy"), a hole no copy filled that
-    # the audit went past ("skipped"), one filled ("filled")
+    # the audit went past ("skipped"), one filled ("filled"), one the reader that skipped it
+    # reported in its quarantine row ("reported": logdir.reader_gap)
     gaps: list[tuple[int, int, str, str]] = field(default_factory=list)
     duplicates: int = 0  # log items the gate already held
 
@@ -329,6 +330,10 @@ class RaftGate:
                     if voters:
                         self.voters = voters
             elif cls is Quarantined:
+                hole = reader_gap(item.reason)
+                if hole is not None:  # a reader skipped offsets and said so: a hole seen
+                    report.gaps.append((*hole, "", "reported"))
+                    self.gaps_total += 1
                 yield item
                 continue
             rng = item_range(item)

@@ -87,6 +87,27 @@ _CLUSTER_GAUGES = {
         "active_controller_id", "Controller that wrote the newest LeaderChange; -1 unknown."),
     "metadata_version": ("metadata_version", "Feature level of metadata.version; 0 unknown."),
 }
+# The log as the quorum commits it (core/raft.py), cluster-wide: field -> (metric, help)
+_RAFT_GAUGES = {
+    "committed_offset": (
+        "log_committed_offset", "Newest offset proven committed (the commit_proof column of the "
+        "gauges table says by what); -1 none yet."),
+    "log_end_offset": ("log_end_offset", "Offset after the newest one the input showed."),
+    "unproven_records": (
+        "log_unproven_records", "Offsets the input showed beyond the commit point, held: not "
+        "audited until proven committed."),
+    "input_gap_records": (
+        "input_gap_records", "Offsets missing from every copy of the input that the audit waits "
+        "for (a hole: retention, a recreated topic, a reader that skipped)."),
+}
+_RAFT_COUNTERS = {
+    "divergences_total": (
+        "log_divergences", "Times a later Raft epoch replaced offsets the input had shown (a "
+        "deposed leader's tail rewritten at a failover)."),
+    "retracted_offsets_total": (
+        "log_retracted_offsets", "Offsets of replaced versions of the log the audit withdrew."),
+    "input_gaps_total": ("input_gaps", "Holes in the input (offsets a copy skipped, or no copy has) seen."),
+}
 # per-topic gauges: ClusterGauges field -> (metric, help)
 _TOPIC_GAUGES = {
     "topics_leaderless": ("topic_leaderless_partitions", "Partitions without a leader, by topic."),
@@ -374,6 +395,13 @@ def _cluster_families(per_cluster: dict[str, dict], max_topics: int):
             family.add_metric([cluster], total.get(field, 0) if field != "active_controller"
                               else total.get(field, -1))
         yield family
+    for fields, make in ((_RAFT_GAUGES, _gauge), (_RAFT_COUNTERS, _counter)):
+        for field, (name, help_text) in fields.items():
+            family = make(name, help_text, ["cluster"])
+            for cluster, total in sorted(per_cluster.items()):
+                if field in total:  # a row written before the gate had none
+                    family.add_metric([cluster], total[field])
+            yield family
     for field, (name, help_text) in _TOPIC_GAUGES.items():
         family = _gauge(name, help_text, ["cluster", "topic"])
         for cluster, total in sorted(per_cluster.items()):

@@ -51,7 +51,8 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from kraft_audit.core.codec import logdir
-from kraft_audit.core.codec.logdir import metadata_dir, missing_start, read_meta_properties, read_segment
+from kraft_audit.core.codec.logdir import (deleted_unread, gone, metadata_dir, missing_before, missing_start,
+                                          read_meta_properties, read_segment)
 from kraft_audit.core.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, MAX_BATCH_BYTES, find_next_batch
 from kraft_audit.core.codec.keyrows import KeyRows
 from kraft_audit.core.collector import paused_each
@@ -180,6 +181,8 @@ class Scan:
     chunks: list[tuple[int, int]]  # byte ranges of about split_bytes each
     eof: bool  # the walk reached the end of the file (or of its bound)
     last_timestamp_ms: int | None = None
+    # (position, next offset expected, the batch's base offset): batches that skip offsets
+    gaps: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 def scan_batches(path: Path, position: int, *, active: bool, budget: _Budget,
@@ -232,6 +235,8 @@ def scan_batches(path: Path, position: int, *, active: bool, budget: _Budget,
                         if not budget.allows(last_delta + 1, total):
                             break
                         budget.take(last_delta + 1, total)
+                        if base > scan.next_offset:  # a Raft log has no holes: these are lost
+                            scan.gaps.append((pos, scan.next_offset, base))
                         scan.last_timestamp_ms = max_ts
                         pos += total
                         scan.next_offset = max(scan.next_offset, last + 1)
@@ -319,8 +324,7 @@ class LogDirPlanner:
         if use_snapshot:
             note = None
             if from_offset is not None and oldest is not None and oldest > from_offset:
-                note = (f"offsets {from_offset}..{oldest - 1} were deleted by retention before they "
-                        f"were read; resumed from snapshot {name}")
+                note = deleted_unread(from_offset, oldest, name)
             return {"file": name, "position": 0, "next_offset": wanted}, note
         if not segments:
             return {"file": None, "position": 0, "next_offset": wanted}, None
@@ -329,10 +333,11 @@ class LogDirPlanner:
         base, name = candidates[-1]
         note = None
         if base > wanted and from_offset is not None:
-            note = f"offsets {wanted}..{base - 1} are gone (no segment or snapshot holds them)"
+            note = gone(wanted, base)
         elif base > wanted:  # a log that starts mid-history: said as the file readers say it
             note = missing_start(wanted, base)
-        return {"file": name, "position": 0, "next_offset": max(wanted, 0)}, note
+        # from the segment's base when the note has said what is missing before it
+        return {"file": name, "position": 0, "next_offset": max(wanted, base if note else 0)}, note
 
     # -- the walk
     def walk(self, start: dict, budget: _Budget, target: dict | None) -> Walk:
@@ -386,12 +391,15 @@ class LogDirPlanner:
                 split_bytes=self.split_bytes)
             for s, e in scan.chunks:
                 walk.ranges.append(ReadRange(self.path, self.cluster_id, name, s, e, cur["next_offset"]))
+            for position, expected, base in scan.gaps:
+                walk.ranges.append(ReadRange(self.path, self.cluster_id, name, position, position,
+                                             expected, note=missing_before(expected, base, position)))
             next_offset = scan.next_offset
             cur = {"file": name, "position": scan.end, "next_offset": next_offset}
             if scan.eof and not active and stop_at is None:
-                # rolled: continue in the next segment
-                nbase, nname = segments[idx + 1]
-                cur = {"file": nname, "position": 0, "next_offset": max(next_offset, nbase)}
+                # rolled: continue in the next segment (a segment that starts further on is a
+                # hole its first batch's scan reports)
+                cur = {"file": segments[idx + 1][1], "position": 0, "next_offset": next_offset}
                 continue
             break
         # "tail": this walk read all there is (or all the AvailableNow target

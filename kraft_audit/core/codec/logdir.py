@@ -245,8 +245,40 @@ RECORD_RUNS = (NoOpRun, DumpChunk)
 
 
 def _gap(cluster_id: str, source: str, position: int, next_offset: int, offset: int) -> Quarantined:
-    reason = f"offsets {next_offset}..{offset - 1} are missing before the batch at position {position}"
-    return Quarantined(cluster_id, source, position, reason, offset=next_offset)
+    return Quarantined(cluster_id, source, position, missing_before(next_offset, offset, position),
+                       offset=next_offset)
+
+
+def missing_before(next_offset: int, offset: int, position: int) -> str:
+    """Why offsets next_offset..offset - 1 are not read: the batch at `position` starts at
+    `offset` (one wording for every reader, so that `check` and `run` quarantine the same
+    row, and the audit knows it for a hole: `reader_gap`)."""
+    return f"offsets {next_offset}..{offset - 1} are missing before the batch at position {position}"
+
+
+def deleted_unread(next_offset: int, oldest: int, snapshot: str) -> str:
+    """Why a reader that resumed where retention had deleted its next segments skipped to a
+    snapshot."""
+    return (f"offsets {next_offset}..{oldest - 1} were deleted by retention before they were "
+            f"read; resumed from snapshot {snapshot}")
+
+
+def gone(next_offset: int, base: int) -> str:
+    """Why a reader that resumed where neither a segment nor a snapshot holds its next
+    offset skipped to the oldest segment."""
+    return f"offsets {next_offset}..{base - 1} are gone (no segment or snapshot holds them)"
+
+
+# the reasons above: a hole in what a reader read (not missing_start: the log's own start)
+_HOLE = re.compile(r"offsets (\d+)\.\.(\d+) (are missing before the batch at position \d+$|"
+                   r"were deleted by retention before they were read;|are gone \()")
+
+
+def reader_gap(reason: str) -> tuple[int, int] | None:
+    """The first and last offset of a hole a reader reported (`missing_before`,
+    `deleted_unread`, `gone`), or None."""
+    match = _HOLE.match(reason)
+    return None if match is None else (int(match.group(1)), int(match.group(2)))
 
 
 @dataclass(slots=True)

@@ -27,6 +27,7 @@ from kraft_audit.core.codec.logdir import read_log_dir
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.replay.conditions import TASK_GRACE_S, condition_bounds_seconds, past_bound
 from kraft_audit.core.rules import load_catalog
+from kraft_audit.errors import QuorumError
 from kraft_audit.quorum import commit_claim, leader_status
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, KafkaNode, elr_features, wait_until
 from services import kafka_lines_beyond_the_first_as_variants
@@ -56,7 +57,11 @@ def _audit(node: KafkaNode) -> tuple[Auditor, list, object]:
         events = list(read_log_dir(node.metadata_log_dir))
         auditor = Auditor(load_catalog(), SETTINGS)
         out = auditor.process(iter(events))
-        claim = commit_claim(leader_status(addresses), node.cluster.cluster_id, auditor.gate.shape)
+        try:
+            status = leader_status(addresses)
+        except QuorumError:  # between two leaders (an election after the kill): ask again
+            return None
+        claim = commit_claim(status, node.cluster.cluster_id, auditor.gate.shape)
         if claim is None:
             return None
         out.extend(auditor.process([claim]))

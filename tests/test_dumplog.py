@@ -136,6 +136,15 @@ def test_bare_payload_lines_are_numbered_and_each_its_own_batch():
     assert [q.position for q in items if isinstance(q, Quarantined)] == [6, 7]
 
 
+def test_a_field_an_older_release_spelled_otherwise_is_read():
+    """3.7's schemas spell PartitionChangeRecord's lastKnownElr lastKnownELR (the same tagged
+    field), and its kafka-dump-log prints that spelling: the value is kept, not defaulted."""
+    line = json.dumps({"type": "PARTITION_CHANGE_RECORD", "version": 2, "data": {
+        "partitionId": 0, "topicId": TOPIC, "eligibleLeaderReplicas": [2], "lastKnownELR": [3]}})
+    [event] = [e for e in parse_dump_log([line], "c", "p.jsonl") if isinstance(e, MetadataEvent)]
+    assert event.data["lastKnownElr"] == [3] and "lastKnownELR" not in event.data
+
+
 def test_to_dump_json_omits_tagged_defaults_like_kafka():
     event = [e for e in parse_dump_log(KAFKA_TEXT, "c", "t") if isinstance(e, MetadataEvent)][2]
     assert to_dump_json(event) == {

@@ -183,6 +183,23 @@ def test_a_hole_the_reader_reported_is_counted_once_and_passed_on():
     assert report.gaps == [] and gate.gaps_total == 1
 
 
+def test_the_input_followed_from_call_to_call_leaves_a_hole_only_where_it_jumps():
+    """follow_input (a Spark bucket's view: batches as a list): a batch sent again, one of an
+    older version, a hole a reader reported and a snapshot read all continue the input; a
+    batch past the offset after everything before it leaves a hole, found once, kept in the
+    stored form."""
+    gate = RaftGate()
+    assert gate.follow_input([(10, 14), (0, 9)]) == []  # the first batch read starts the input
+    assert gate.follow_input([(5, 9), (15, 15), (20, 24)]) == [(16, 19)]  # a copy, then a jump
+    assert gate.follow_input([(16, 19)]) == []  # read late: behind the input, no hole
+    assert gate.follow_input([(25, 29), (33, 33), (30, 32)]) == []  # a hole a reader reported: (30, 32)
+    assert gate.follow_input([(-1, 99), (100, 100)]) == []  # a snapshot up to offset 100
+    again = RaftGate()
+    again.restore_stored(gate.stored())
+    assert again.follow_input([(102, 102)]) == [(101, 101)]
+    assert RaftGate().follow_input([]) == [] and RaftGate().input_next == -1
+
+
 def test_a_copy_that_skips_offsets_is_a_gap_of_that_copy():
     gate = RaftGate()
     admit(gate, [runs("101", (0, 9, 1))])

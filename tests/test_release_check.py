@@ -45,3 +45,18 @@ def test_against_a_table_without_its_levels_the_check_lists_them_and_fails(capsy
 
 def test_an_older_release_than_the_table_brings_nothing(capsys):
     assert release_check.main([OLDER]) == 0, capsys.readouterr().out
+
+
+def test_a_field_spelled_otherwise_is_the_same_field_and_a_field_added_is_news():
+    """3.7's PartitionChangeRecord spells lastKnownElr LastKnownELR (the same tag, type and
+    versions): not a change. A field of another name is one."""
+    from kraft_audit.core.codec.schemas import METADATA_RECORDS
+
+    [ours] = [s for s in METADATA_RECORDS if s.name == "PartitionChangeRecord"]
+    [mine] = [f for f in ours.fields if f.name == "lastKnownElr"]
+    field = {"name": "LastKnownELR", "type": "[]int32", "versions": "2+", "nullableVersions": "2+",
+             "tag": mine.tag, "taggedVersions": "2+", "default": "null"}
+    assert release_check.field_changes("P", [field], (mine,), 2, {}) == []
+    renamed = {**field, "name": "LastKnownLeaders"}
+    assert release_check.field_changes("P", [renamed], (mine,), 2, {}) == [
+        "P: field lastKnownLeaders ([]int32, versions 2+) unknown", "P: field lastKnownElr the release does not have"]

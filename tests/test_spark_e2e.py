@@ -15,7 +15,7 @@ import pytest
 from deltalake import DeltaTable
 
 from kraft_audit.core.audit import Auditor
-from kraft_audit.core.codec.logdir import METADATA_DIR, read_log_dir, read_segment
+from kraft_audit.core.codec.logdir import METADATA_DIR, read_log_dir, read_segment, reader_gap
 from kraft_audit.config import Config, load_config
 from kraft_audit.core.events import MetadataEvent
 from kraft_audit.core.rules.catalog import load_catalog
@@ -176,9 +176,14 @@ def test_corrupt_bytes_and_garbage_lines_are_quarantined_and_counts_balance(spar
 
     quarantine = table(cfg, "quarantine")
     reasons = sorted(q["reason"] for q in quarantine)
-    assert len(quarantine) == 4, reasons
+    assert len(quarantine) == 5, reasons
     assert sum("CRC" in r for r in reasons) == 1 and sum("magic" in r or "garbage" in r or "skipped" in r
                                                          for r in reasons) >= 1
+    # the CRC-failed batch's offsets are a hole too, as `check` reports them (bucket 0 sees
+    # the batches after it start past the offset expected)
+    crc_base = next(int(r.split("base offset ")[1].split(")")[0]) for r in reasons if "CRC" in r)
+    [hole] = [reader_gap(r) for r in reasons if reader_gap(r)]
+    assert hole[0] == crc_base and hole[1] > crc_base
     assert sum("registration" in r for r in reasons) == 2
     # Counts balance: every input row is a record or a quarantine row, once.
     whole = read_segment(segment, result.cluster_id, 0)  # the codec's own reading of it
@@ -190,8 +195,8 @@ def test_corrupt_bytes_and_garbage_lines_are_quarantined_and_counts_balance(spar
     progress = table(cfg, "progress")
     assert sum(p["records"] for p in progress) == log_records
     assert sum(p["side_inputs"] for p in progress) == side
-    assert sum(p["unreadable"] for p in progress) == log_bad + 2
-    assert sum(p["quarantined"] for p in progress) == log_bad + 2 == len(quarantine)
+    assert sum(p["unreadable"] for p in progress) == log_bad + 2 + 1  # and the hole
+    assert sum(p["quarantined"] for p in progress) == log_bad + 2 + 1 == len(quarantine)
     for p in progress:
         assert p["records"] + p["side_inputs"] + p["unreadable"] == \
             p["applied"] + p["duplicates"] + p["quarantined"], p

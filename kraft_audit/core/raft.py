@@ -284,6 +284,7 @@ class RaftGate:
         self.divergences_total = 0
         self.gaps_total = 0  # holes seen: a copy that skipped, offsets no copy had
         self.limit = 0  # where releasing stopped last: the commit point, or a hole before it
+        self.input_next = -1  # the offset the input's next batch should start at (follow_input; -1: none yet)
 
     @property
     def evidence(self) -> bool:
@@ -580,6 +581,21 @@ class RaftGate:
         self.released_to = top
         self.shape.compact(top)
 
+    def follow_input(self, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The holes (first, last offset) between what the input delivered: `spans` are
+        (first, last offset) of its batches, of the holes readers reported and of its
+        snapshots (from -1), in any order; one that starts past the offset after everything
+        before it leaves a hole. For a gate that sees only some records (a Spark bucket: the
+        batches come to it as a list, BATCH_EPOCHS); what came before was read already."""
+        holes = []
+        after = self.input_next
+        for first, last in sorted(spans):
+            if 0 <= after < first:
+                holes.append((after, first - 1))
+            after = max(after, last + 1)
+        self.input_next = after
+        return holes
+
     # ------------------------------------------------------------ views
 
     def unproven(self) -> tuple[int, int, int] | None:
@@ -598,7 +614,7 @@ class RaftGate:
                 "held": [_plain(i) for i in self.held], "hole": self.hole,
                 "retracted_total": self.retracted_total, "divergences_total": self.divergences_total,
                 "retracted_offsets_total": self.retracted_offsets_total, "gaps_total": self.gaps_total,
-                "limit": self.limit}
+                "limit": self.limit, "input_next": self.input_next}
 
     def restore_stored(self, stored: dict) -> None:
         self.shape = LogShape.restored(stored["shape"])
@@ -618,6 +634,7 @@ class RaftGate:
         self.retracted_offsets_total = stored["retracted_offsets_total"]
         self.gaps_total = stored["gaps_total"]
         self.limit = stored["limit"]
+        self.input_next = stored.get("input_next", -1)  # stored before follow_input: none yet
 
 
 _VOTER_RECORDS = ("LEADER_CHANGE", "KRAFT_VOTERS")

@@ -80,6 +80,7 @@ from kraft_audit.core.events import (
     event_to_plain,
     is_snapshot_source,
 )
+from kraft_audit.core.codec.logdir import SNAPSHOT_RE, skipped, unread_offsets
 from kraft_audit.sideinputs.order import interleave
 from kraft_audit.core.rows import QuarantineRow
 from kraft_audit.spark import event_rows, shard_files
@@ -278,22 +279,14 @@ def _split_packed(pdf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
     return pdf[~(packed | epochs)].reset_index(drop=True), pdf[packed], pdf[epochs]
 
 
-def _epoch_headers(epochs: pd.DataFrame, pdf: pd.DataFrame, events: list, cluster_id: str,
-                   raft_epoch: int) -> list[MetadataEvent]:
+def _epoch_headers(entries: np.ndarray, sources: np.ndarray, pdf: pd.DataFrame, events: list,
+                   cluster_id: str, raft_epoch: int) -> list[MetadataEvent]:
     """Bucket 0's use of the BATCH_EPOCHS rows (`events` are `pdf`'s rows, in log order):
     each control record gets its batch's Raft epoch (a LeaderChange announces the leader
     of its epoch; control batches reach every bucket whole, so the core judges them from
     their records as `check` does), and each other batch whose epoch the core is to judge
     becomes a batch header, in log order: those whose epoch is not the highest before
     them (`raft_epoch`: the core's, then this call's), the only ones `check` judges."""
-    parts = [event_rows.batch_epochs(r) for r in epochs["raw"]]
-    entries = np.concatenate(parts)
-    sources = np.repeat(epochs["source"].to_numpy(), [len(p) for p in parts])
-    order = np.argsort(entries["base"], kind="stable")
-    entries, sources = entries[order], sources[order]
-    first = np.ones(len(entries), dtype=bool)  # a batch sent twice counts once
-    first[1:] = entries["base"][1:] != entries["base"][:-1]
-    entries, sources = entries[first], sources[first]
     control = entries["control"] != 0
     if control.any():
         epoch_of = dict(zip(entries["base"][control].tolist(), entries["epoch"][control].tolist()))
@@ -307,6 +300,45 @@ def _epoch_headers(epochs: pd.DataFrame, pdf: pd.DataFrame, events: list, cluste
     return [MetadataEvent(cluster_id, str(sources[i]), -1, NO_OFFSET, int(entries["base"][i]),
                           int(entries["last"][i]), int(entries["timestamp_ms"][i]), KIND_BATCH_HEADER,
                           BATCH_HEADER, 0, {}, -1, None, int(epoch[i])) for i in judged]
+
+
+def _epoch_entries(epochs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The batches the BATCH_EPOCHS rows list (EPOCH_ENTRY), by base offset, each once, and
+    the log file of each."""
+    if epochs.empty:
+        return np.empty(0, dtype=event_rows.EPOCH_ENTRY), np.empty(0, dtype=object)
+    parts = [event_rows.batch_epochs(r) for r in epochs["raw"]]
+    entries = np.concatenate(parts)
+    sources = np.repeat(epochs["source"].to_numpy(), [len(p) for p in parts])
+    order = np.argsort(entries["base"], kind="stable")
+    entries, sources = entries[order], sources[order]
+    first = np.ones(len(entries), dtype=bool)  # a batch sent twice counts once
+    first[1:] = entries["base"][1:] != entries["base"][:-1]
+    return entries[first], sources[first]
+
+
+def _input_holes(gate, entries: np.ndarray, sources: np.ndarray, events: list,
+                 cluster_id: str) -> list[Quarantined]:
+    """Bucket 0's check that the input goes on where it stopped (the shipper's topic above
+    all, whose holes no reader reports): a quarantine row (`logdir.skipped`) per hole
+    between the batches the BATCH_EPOCHS rows list (`entries`, `sources`), the offsets
+    readers said they did not read (a hole, a log's missing start), the records they set
+    aside and the snapshots read (a snapshot stands for the offsets before its end)."""
+    spans = list(zip(entries["base"].tolist(), entries["last"].tolist()))
+    for e in events:
+        if isinstance(e, Quarantined):  # offsets a reader said it did not read, or a record it set aside
+            if (unread := unread_offsets(e.reason)) is not None:
+                spans.append(unread)
+            elif e.offset >= 0:
+                spans.append((e.offset, e.offset))
+        elif e.offset >= 0 and is_snapshot_source(e.source) and (m := SNAPSHOT_RE.match(e.source)):
+            spans.append((-1, int(m.group(1)) - 1))
+    holes = gate.follow_input(spans)
+    if not holes:
+        return []
+    file_at = dict(zip(entries["base"].tolist(), sources.tolist()))  # the batch after each hole's
+    return [Quarantined(cluster_id, str(file_at.get(last + 1, "")), -1, skipped(first, last + 1), b"", first)
+            for first, last in holes]
 
 
 def _with_headers(ordered: list, headers: list[MetadataEvent]) -> list:
@@ -554,9 +586,13 @@ def _audit_call(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
     dropped_noops += packed_fresh
     events = events_from_pandas(pdf)
     # the Raft epochs: bucket 0 judges them (other buckets get no such rows from Spark)
-    headers = _epoch_headers(epochs, pdf, events, cluster_id, auditor.raft_epoch) \
-        if bucket == 0 and len(epochs) else []
-    if bucket != 0 and any(isinstance(e, Quarantined) for e in events):
+    headers = []
+    if bucket == 0:
+        entries, sources = _epoch_entries(epochs)
+        if len(entries):
+            headers = _epoch_headers(entries, sources, pdf, events, cluster_id, auditor.raft_epoch)
+        events = _input_holes(auditor.gate, entries, sources, events, cluster_id) + events
+    elif any(isinstance(e, Quarantined) for e in events):
         # A record value that does not decode here: a partition record's bucket reports it,
         # a shared record's copies leave that to bucket 0 (as the source's quarantine rows).
         scoped = _partition_scoped_rows(pdf)

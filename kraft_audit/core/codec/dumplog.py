@@ -242,10 +242,19 @@ def _checked(schema: MessageSchema, version: int, data: dict[str, Any]) -> dict[
 
 
 def normalize(fields: tuple[Field, ...], version: int, data: dict[str, Any]) -> dict[str, Any]:
-    """Every field of the version in schema order, absent ones at their default."""
+    """Every field of the version in schema order, absent ones at their default. A field is
+    found whatever its case: a release's JSON spells it as its schema did (3.7's
+    lastKnownELR is the bytes of the later lastKnownElr)."""
     out = {}
+    spelled: dict[str, str] | None = None  # the keys by their lower case, made when one is missing
     for fl in fields_for(fields, version):
-        value = data.get(fl.name, fl.default_value(version))
+        if fl.name in data:
+            value = data[fl.name]
+        else:
+            if spelled is None:
+                spelled = {k.lower(): k for k in data}
+            key = spelled.get(fl.name.lower())
+            value = fl.default_value(version) if key is None else data[key]
         if fl.type == "struct" and isinstance(value, dict):
             value = normalize(fl.fields, version, value)
         elif fl.type == "[]struct" and isinstance(value, list):

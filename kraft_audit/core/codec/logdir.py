@@ -269,16 +269,34 @@ def gone(next_offset: int, base: int) -> str:
     return f"offsets {next_offset}..{base - 1} are gone (no segment or snapshot holds them)"
 
 
+def skipped(next_offset: int, offset: int) -> str:
+    """Why offsets next_offset..offset - 1 are not audited: the input (the shipper's topic,
+    any source) went on at `offset`, found where the batches it delivered are put in log
+    order (the job's bucket 0, `RaftGate.follow_input`)."""
+    return f"offsets {next_offset}..{offset - 1} are missing: the input's next batch starts at offset {offset}"
+
+
 # the reasons above: a hole in what a reader read (not missing_start: the log's own start)
 _HOLE = re.compile(r"offsets (\d+)\.\.(\d+) (are missing before the batch at position \d+$|"
+                   r"are missing: the input's next batch|"
                    r"were deleted by retention before they were read;|are gone \()")
 
 
 def reader_gap(reason: str) -> tuple[int, int] | None:
     """The first and last offset of a hole a reader reported (`missing_before`,
-    `deleted_unread`, `gone`), or None."""
+    `skipped`, `deleted_unread`, `gone`), or None."""
     match = _HOLE.match(reason)
     return None if match is None else (int(match.group(1)), int(match.group(2)))
+
+
+_START = re.compile(r"offsets (\d+)\.\.(\d+) are missing: the log starts at offset \d+ and no snapshot")
+
+
+def unread_offsets(reason: str) -> tuple[int, int] | None:
+    """The first and last offset a reader said it did not read: a hole (`reader_gap`), or
+    what lies before a log's start (`missing_start`, no hole); None for any other reason."""
+    match = _START.match(reason)
+    return reader_gap(reason) if match is None else (int(match.group(1)), int(match.group(2)))
 
 
 @dataclass(slots=True)

@@ -84,3 +84,24 @@ class Service:
 
     def tail(self, lines: int = 40) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def shipper_topic(cluster, topic: str) -> None:
+    """A one-partition topic for the shipper's messages (a whole KRaft batch each)."""
+    cluster.tools.create_topic(topic, partitions=1, replication_factor=1,
+                               configs={"max.message.bytes": str(9 << 20)})
+
+
+def produce_shipped(bootstrap: str, topic: str, cluster_id: str, shipped) -> None:
+    """Produce `shipped` (kraft-audit ship's messages) to `topic` as the shipper does (keyed by
+    cluster id, idempotent, acks=all), every one acknowledged. The producer is gone when
+    this returns: none is left to reconnect once the cluster stops."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"})
+    failed: list = []
+    for s in shipped:
+        producer.produce(topic, key=cluster_id.encode(), value=s.value, headers=s.headers(),
+                         on_delivery=lambda err, msg: failed.append(err) if err else None)
+        producer.poll(0)
+    assert producer.flush(60) == 0 and not failed

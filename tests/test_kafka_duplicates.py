@@ -19,7 +19,7 @@ from kraft_audit.spark.kafka_input import message_events
 from kraft_audit.tables import PROGRESS, QUARANTINE
 from kraft_audit.tables.read import read_rows
 from kraft_audit.testing.realkafka.cluster import KafkaCluster
-from services import KAFKA_VERSIONS
+from services import KAFKA_VERSIONS, produce_shipped, shipper_topic
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -59,19 +59,8 @@ def test_a_topic_holding_batches_twice_counts_every_copy_as_a_duplicate(spark, t
 
     with KafkaCluster(KAFKA_VERSIONS[0], tmp_path / "kafka", brokers=1) as cluster:
         cluster.start()
-        cluster.tools.create_topic(TOPIC, partitions=1, replication_factor=1,
-                                   configs={"max.message.bytes": str(9 << 20)})
-        from confluent_kafka import Producer
-
-        producer = Producer({"bootstrap.servers": cluster.bootstrap, "enable.idempotence": True,
-                             "acks": "all"})
-        failed: list = []
-        for s in order:
-            producer.produce(TOPIC, key=cluster_id.encode(), value=s.value, headers=s.headers(),
-                             on_delivery=lambda err, msg: failed.append(err) if err else None)
-            producer.poll(0)
-        assert producer.flush(60) == 0 and not failed
-        del producer  # no reconnect attempts once the cluster is gone
+        shipper_topic(cluster, TOPIC)
+        produce_shipped(cluster.bootstrap, TOPIC, cluster_id, order)
 
         work = tmp_path / "job"
         cfg = load_config(None, {

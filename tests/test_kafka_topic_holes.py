@@ -19,7 +19,7 @@ from kraft_audit.spark.kafka_input import message_events
 from kraft_audit.tables import CONDITIONS, PROGRESS, QUARANTINE
 from kraft_audit.tables.read import read_rows
 from kraft_audit.testing.realkafka.cluster import KafkaCluster
-from services import KAFKA_VERSIONS
+from services import KAFKA_VERSIONS, produce_shipped, shipper_topic
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -42,32 +42,19 @@ def test_messages_deleted_before_the_job_read_them_are_a_reported_hole(spark, tm
     work = tmp_path / "job"
     with KafkaCluster(KAFKA_VERSIONS[0], tmp_path / "kafka", brokers=1) as cluster:
         cluster.start()
-        cluster.tools.create_topic(TOPIC, partitions=1, replication_factor=1,
-                                   configs={"max.message.bytes": str(9 << 20)})
-        from confluent_kafka import Producer, TopicPartition
+        shipper_topic(cluster, TOPIC)
+        from confluent_kafka import TopicPartition
         from confluent_kafka.admin import AdminClient
-
-        producer = Producer({"bootstrap.servers": cluster.bootstrap, "enable.idempotence": True,
-                             "acks": "all"})
-
-        def produce(messages) -> None:
-            failed: list = []
-            for s in messages:
-                producer.produce(TOPIC, key=cluster_id.encode(), value=s.value, headers=s.headers(),
-                                 on_delivery=lambda err, msg: failed.append(err) if err else None)
-                producer.poll(0)
-            assert producer.flush(60) == 0 and not failed
 
         cfg = load_config(None, {
             "checkpoint": str(work / "ck"), "tables": str(work / "tables"), "audit.buckets": 2,
             "metrics.enabled": True, "metrics.port": 0,
             "sources.kafka": [{"bootstrap_servers": cluster.bootstrap, "topic": TOPIC}]}, environ={})
-        produce(shipped[:read_first])
+        produce_shipped(cluster.bootstrap, TOPIC, cluster_id, shipped[:read_first])
         assert AuditJob(cfg, spark=spark).run(available_now=True)
         assert not read_rows(cfg.tables, QUARANTINE)
 
-        produce(shipped[read_first:])
-        del producer  # no reconnect attempts once the cluster is gone
+        produce_shipped(cluster.bootstrap, TOPIC, cluster_id, shipped[read_first:])
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
         for future in admin.delete_records([TopicPartition(TOPIC, 0, read_first + lost)]).values():
             future.result(timeout=60)

@@ -581,20 +581,24 @@ class RaftGate:
         self.released_to = top
         self.shape.compact(top)
 
-    def follow_input(self, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    def follow_input(self, spans) -> list[tuple[int, int]]:
         """The holes (first, last offset) between what the input delivered: `spans` are
         (first, last offset) of its batches, of the holes readers reported and of its
-        snapshots (from -1), in any order; one that starts past the offset after everything
-        before it leaves a hole. For a gate that sees only some records (a Spark bucket: the
-        batches come to it as a list, BATCH_EPOCHS); what came before was read already."""
-        holes = []
-        after = self.input_next
-        for first, last in sorted(spans):
-            if 0 <= after < first:
-                holes.append((after, first - 1))
-            after = max(after, last + 1)
-        self.input_next = after
-        return holes
+        snapshots (from -1), in any order (pairs, or an array of two columns); one that
+        starts past the offset after everything before it leaves a hole. For a gate that
+        sees only some records (a Spark bucket: the batches come to it as a list,
+        BATCH_EPOCHS); what came before was read already."""
+        spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+        if not len(spans):
+            return []
+        spans = spans[np.lexsort((spans[:, 1], spans[:, 0]))]
+        firsts = spans[:, 0]
+        # reached[i]: the offset after everything before span i (and after what came before)
+        reached = np.maximum.accumulate(np.concatenate(([self.input_next], spans[:, 1] + 1)))
+        before = reached[:-1]
+        gap = (before >= 0) & (firsts > before)
+        self.input_next = int(reached[-1])
+        return list(zip(before[gap].tolist(), (firsts[gap] - 1).tolist()))
 
     # ------------------------------------------------------------ views
 

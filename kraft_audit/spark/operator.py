@@ -317,22 +317,30 @@ def _epoch_entries(epochs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return entries[first], sources[first]
 
 
-def _input_holes(gate, entries: np.ndarray, sources: np.ndarray, events: list,
+def _input_holes(gate, entries: np.ndarray, sources: np.ndarray, pdf: pd.DataFrame, events: list,
                  cluster_id: str) -> list[Quarantined]:
     """Bucket 0's check that the input goes on where it stopped (the shipper's topic above
     all, whose holes no reader reports): a quarantine row (`logdir.skipped`) per hole
     between the batches the BATCH_EPOCHS rows list (`entries`, `sources`), the offsets
     readers said they did not read (a hole, a log's missing start), the records they set
-    aside and the snapshots read (a snapshot stands for the offsets before its end)."""
-    spans = list(zip(entries["base"].tolist(), entries["last"].tolist()))
-    for e in events:
-        if isinstance(e, Quarantined):  # offsets a reader said it did not read, or a record it set aside
-            if (unread := unread_offsets(e.reason)) is not None:
-                spans.append(unread)
-            elif e.offset >= 0:
-                spans.append((e.offset, e.offset))
-        elif e.offset >= 0 and is_snapshot_source(e.source) and (m := SNAPSHOT_RE.match(e.source)):
-            spans.append((-1, int(m.group(1)) - 1))
+    aside and the snapshots read (a snapshot stands for the offsets before its end).
+    `events` are `pdf`'s rows: the snapshots read are found by its columns."""
+    extra = []
+    quarantined = [i for i, e in enumerate(events) if e.__class__ is Quarantined]
+    for i in quarantined:  # offsets a reader said it did not read, or a record it set aside
+        q = events[i]
+        if (unread := unread_offsets(q.reason)) is not None:
+            extra.append(unread)
+        elif q.offset >= 0:
+            extra.append((q.offset, q.offset))
+    if len(pdf):
+        read = pdf["offset"].to_numpy() >= 0
+        read[quarantined] = False
+        for source in pd.unique(pdf["source"].to_numpy()[read]).tolist():
+            if is_snapshot_source(source) and (m := SNAPSHOT_RE.match(source)):
+                extra.append((-1, int(m.group(1)) - 1))
+    spans = np.concatenate((np.column_stack((entries["base"], entries["last"])),
+                            np.asarray(extra, dtype=np.int64).reshape(-1, 2)))
     holes = gate.follow_input(spans)
     if not holes:
         return []
@@ -591,7 +599,7 @@ def _audit_call(key: tuple, pdfs: Iterable[pd.DataFrame], state, audit: Operator
         entries, sources = _epoch_entries(epochs)
         if len(entries):
             headers = _epoch_headers(entries, sources, pdf, events, cluster_id, auditor.raft_epoch)
-        events = _input_holes(auditor.gate, entries, sources, events, cluster_id) + events
+        events = _input_holes(auditor.gate, entries, sources, pdf, events, cluster_id) + events
     elif any(isinstance(e, Quarantined) for e in events):
         # A record value that does not decode here: a partition record's bucket reports it,
         # a shared record's copies leave that to bucket 0 (as the source's quarantine rows).

@@ -23,7 +23,7 @@ from pathlib import Path
 from kraft_audit.core.codec.schemas import (CONTROL_RECORDS, CONTROL_TYPE_NAMES, METADATA_RECORDS,
                                             Field, MessageSchema, version_range, type_default)
 from kraft_audit.core.metadata_versions import TABLE
-from kraft_audit.testing.kafka_facts import changes, merge, release_facts
+from kraft_audit.testing.kafka_facts import changes, merge, release_facts, version_key
 from kraft_audit.testing.realkafka.cluster import kafka_jars
 
 METADATA_JSON = "common/metadata/"
@@ -145,12 +145,8 @@ def codec_changes(jars: Path, facts: dict, older: bool = False) -> list[str]:
 def release_changes(release: str, jars: Path, table: dict) -> tuple[list[str], list[tuple[str, str, str]]]:
     """(what the codec lacks or defines otherwise, what the level table lacks or says otherwise)."""
     facts = release_facts(jars)
-    older = _release_key(release) < max(map(_release_key, table["releases"]), default=())
+    older = version_key(release) < max(map(version_key, table["releases"]), default=())
     return codec_changes(jars, facts, older), changes(table, merge(table, release, facts))
-
-
-def _release_key(release: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in release.split(".") if part.isdigit())
 
 
 def main(argv: list[str], table: dict = TABLE) -> int:

@@ -155,8 +155,8 @@ test: install prometheus kafka delta-spark spark-kafka k8s-schemas
 
 # Further variants of slow tests `make test` runs one of (a signal to the process as well as to
 # its group; the real-Kafka tests on the second Kafka line, 3.9.2; a kill -9 just after a
-# compaction's commit; the shipper's topic read on the standalone cluster), kept out of it for
-# its 25-minute budget; CI runs them (about 11 minutes).
+# compaction's commit; a standalone cluster, a worker killed and the shipper's topic read on it),
+# kept out of it for its 25-minute budget; CI runs them (about 12 minutes).
 test-variants: install prometheus kafka delta-spark spark-kafka
 	$(BIN)/python -m pytest -q -m variants
 

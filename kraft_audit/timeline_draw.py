@@ -40,13 +40,14 @@ CONDITION_COLORS = {"under_min_isr": "#f2d16b", "leaderless": "#7f0000",
                     "manual_election_required": "#8b0000", "elr_in_use": "#f9cf98",
                     "recovering": "#d9534f", "reassignment_stalled": "#6c8ebf",
                     "election_overdue": "#c0392b", "leader_imbalanced": "#9b8ec4",
-                    "unclean_election_overdue": "#e67e22"}
+                    "unclean_election_overdue": "#e67e22", "directory_unassigned": "#95a5a6"}
 # conditions drawn as their own rows; RECOVERING already has the recovery row
 CONDITION_ROWS = {"under_min_isr": "under min ISR", "leaderless": "leaderless",
                   "manual_election_required": "manual election required",
                   "elr_in_use": "ELR in use", "reassignment_stalled": "reassignment stalled",
                   "election_overdue": "election overdue", "leader_imbalanced": "leader imbalanced",
-                  "unclean_election_overdue": "unclean election overdue"}
+                  "unclean_election_overdue": "unclean election overdue",
+                  "directory_unassigned": "directory unassigned"}
 BROKER_MARKERS = {  # kind -> (marker, color, legend text)
     REGISTERED: ("o", "black", "registered"),
     UNFENCED: ("^", "#2e7d32", "unfenced"),

@@ -324,16 +324,18 @@ def test_the_controllers_rebalancing_and_unclean_configs_come_from_server_proper
         return {"bounds": out["condition_bounds_seconds"],
                 "open": sorted(c["condition"] for c in out["open_conditions"])}
 
-    # Kafka's 1 h sweep and its 5 min unclean-election task, each with a grace
-    tasks = {"delegation_token_expired": 3605, "unclean_election_overdue": 305}
+    # Kafka's 1 h sweep and its 5 min unclean-election task, each with a grace; a broker's
+    # directory report (no controller config moves it)
+    tasks = {"delegation_token_expired": 3605, "unclean_election_overdue": 305, "directory_unassigned": 30}
     assert report(None) == {"bounds": {"leader_imbalanced": 300, **tasks}, "open": ["leaderless"]}
     assert report("leader.imbalance.check.interval.seconds=60\n")["bounds"] == {"leader_imbalanced": 60,
                                                                                **tasks}
     assert report("auto.leader.rebalance.enable=false\n")["bounds"] == tasks
-    assert report("delegation.token.secret.key=\n")["bounds"] == {"leader_imbalanced": 300,
-                                                                  "unclean_election_overdue": 305}
+    assert report("delegation.token.secret.key=\n")["bounds"] == {
+        "leader_imbalanced": 300, "unclean_election_overdue": 305, "directory_unassigned": 30}
     assert report("unclean.leader.election.interval.ms=2500\n")["bounds"] == {
-        "leader_imbalanced": 300, "delegation_token_expired": 3605, "unclean_election_overdue": 8}
+        "leader_imbalanced": 300, "delegation_token_expired": 3605, "unclean_election_overdue": 8,
+        "directory_unassigned": 30}
     # the controller elects uncleanly where its static config allows it: overdue until it does
     assert report("unclean.leader.election.enable=true\n")["open"] == ["leaderless", "unclean_election_overdue"]
     props.write_text("auto.leader.rebalance.enable=yes\n")

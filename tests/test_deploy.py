@@ -39,7 +39,7 @@ def promtool(*args: str) -> str:
 
 @pytest.mark.prometheus
 def test_promtool_checks_the_rules_and_the_scrape_config():
-    assert "SUCCESS: 20 rules found" in promtool("check", "rules", "alerts.yml")
+    assert "SUCCESS: 21 rules found" in promtool("check", "rules", "alerts.yml")
     assert "SUCCESS" in promtool("check", "config", "prometheus.yml")
 
 

@@ -196,6 +196,9 @@ def active_app(cluster: Standalone) -> str | None:
     return apps[0]["id"] if apps else None
 
 
+# a standalone master and worker cost a minute: kept for `make test-variants` (CI runs it), for
+# make test's 25-minute budget; make test's jobs run on a local master
+@pytest.mark.variants
 def test_spark_submit_on_a_standalone_cluster_with_a_worker_killed_mid_stream(
         standalone, audit_config, executor_python, local_tables, tmp_path):
     """One submission: executors on both workers, then one worker dies; the
@@ -243,7 +246,7 @@ def own_standalone(tmp_path_factory):
 
 
 @pytest.mark.kafka
-@pytest.mark.variants  # of test_kafka_ship's (a local master) and of the worker-kill test here
+@pytest.mark.variants  # of test_kafka_ship's (a local master)
 def test_the_shippers_topic_audited_on_the_standalone_cluster(own_standalone, executor_python, spark,
                                                               tmp_path):
     """The fleet layout on the multi-process cluster: a real Kafka's controller log shipped

@@ -41,6 +41,7 @@ from kraft_audit.core.replay.state import (
     MIN_ISR,
     SOURCE_INFERRED,
     TOPIC_RESOURCE,
+    UNASSIGNED_DIRECTORY_ID,
     UNCLEAN_ELECTION,
     ClusterState,
     ReplayError,
@@ -582,11 +583,12 @@ class EventLoop:
                 self._conditions(event, (topic_id, p),
                                  condition_mask(part, state.effective_min_isr(part), state))
 
-    def _recheck_preferred(self, event: MetadataEvent, broker_id, before) -> None:
-        """A broker record moved whether the broker may lead (fenced, controlled shutdown,
-        registered, its directories): leader_imbalanced moves with it on the partitions it is
-        the preferred replica of, found through the partitions-by-broker index."""
-        if type(broker_id) is not int or not self.settings.auto_leader_rebalance_enable:
+    def _recheck_broker(self, event: MetadataEvent, broker_id, before) -> None:
+        """A broker record moved whether the broker may lead and report its directories
+        (fenced, controlled shutdown, registered, its directories): leader_imbalanced moves with
+        it on the partitions it is the preferred replica of, directory_unassigned on those with
+        a replica of it in UNASSIGNED, found through the partitions-by-broker index."""
+        if type(broker_id) is not int:
             return
         state = self.state
         after = state.brokers.get(broker_id)
@@ -595,10 +597,13 @@ class EventLoop:
                 not could or (before is not None and after is not None
                               and before.log_dirs == after.log_dirs)):
             return  # it can lead, or not, from the same directories as before: nothing moved
+        preferred = self.settings.auto_leader_rebalance_enable
         for key in list(state.partitions_of(broker_id)):
             part = state.partitions.get(key)
-            if (part is not None and not part.unknown and part.replicas
-                    and part.replicas[0] == broker_id):
+            if part is None or part.unknown or not part.replicas:
+                continue
+            if (preferred and part.replicas[0] == broker_id) or (
+                    UNASSIGNED_DIRECTORY_ID in part.directories):
                 self._conditions(event, key,
                                  condition_mask(part, state.effective_min_isr(part), state))
 
@@ -663,7 +668,7 @@ class EventLoop:
                 if broker_id in state.brokers:
                     state.brokers[broker_id].led_when_fenced = broker_id in self._leaders_moved
             before = change.broker_before
-            self._recheck_preferred(event, broker_id, before)
+            self._recheck_broker(event, broker_id, before)
             batch.broker_changes.append(BrokerChange(
                 event.offset, broker_id, before is not None and before.acceptable_leader,
                 fences or etype == "REGISTER_BROKER_RECORD"))

@@ -61,7 +61,7 @@ class ConditionChange:
     condition: str = column(STRING, "`under_min_isr`, `leaderless`, `recovering`, "
                             "`manual_election_required`, `elr_in_use`, `reassignment_stalled`, "
                             "`election_overdue`, `leader_imbalanced`, `unclean_election_overdue`, "
-                            "`delegation_token_expired`, `input_gap`", key=True)
+                            "`delegation_token_expired`, `directory_unassigned`, `input_gap`", key=True)
     cluster_id: str = column(STRING, key=True)
     topic: str | None = column(STRING)
     topic_id: str = column(STRING, "\"\" for a condition of no partition (`delegation_token_expired`)",
@@ -208,6 +208,8 @@ class ClusterGauges:
                                            "unclean election a replica could win", default=0)
     delegation_token_expired: int = column(INT64, "delegation tokens past their expiration "
                                            "that the controller has not removed", default=0)
+    directory_unassigned: int = column(INT64, "partitions with a replica in UNASSIGNED on a "
+                                       "broker that can report its directory", default=0)
     under_replicated: int = column(INT64, "|ISR| < |replicas| - |adding replicas|", default=0)
     unclean_recovery_finished_total: int = column(
         INT64, "RECOVERING -> RECOVERED transitions seen", default=0)

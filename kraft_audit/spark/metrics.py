@@ -71,6 +71,12 @@ _PARTITION_GAUGES = {
         "log's time: the controller's sweep (every delegation.token.expiry.check.interval.ms) "
         "is due to remove them.",
     ),
+    "directory_unassigned": (
+        "directory_unassigned_partitions",
+        "Partitions with a replica placed in UNASSIGNED on a broker that can report its "
+        "directory (registered, unfenced, not shutting down, its directories registered): "
+        "the broker's report, or the controller's record of it, is due.",
+    ),
     "under_replicated": (
         "under_replicated_partitions",
         "Partitions with fewer in sync than their replication factor (adding replicas not counted).",

@@ -31,6 +31,17 @@
   leaders (auto.leader.rebalance.enable) elects it within one
   leader.imbalance.check.interval.seconds; with rebalancing off (the setting
   auto_leader_rebalance_enable) nothing promises it and the condition never opens.
+- directory_unassigned: a replica is placed in UNASSIGNED on a broker that can say where it
+  put it: registered, unfenced, not in controlled shutdown, with log directories registered.
+  The controller writes UNASSIGNED when it cannot pick the directory itself (the broker has
+  several); the broker creates the replica in one of them and reports it
+  (AssignReplicasToDirs, sent half a second after the replica is made and retried), and the
+  controller writes the directory it names. A broker that cannot report is fenced within its
+  session timeout, which closes the interval. An interval longer than
+  directory_assignment_bound_seconds (the setting, 30 s by default) is a report the
+  controller lost or never wrote, and no record of the log will say so otherwise: until it is
+  written, an offline directory cannot take that replica's leadership away (the controller
+  does not know the replica is there).
 
 One condition is a delegation token's, not a partition's (its interval names the token:
 token_key):
@@ -49,7 +60,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kraft_audit.core.replay.partition import NO_LEADER, RECOVERING, Partition
-from kraft_audit.core.replay.state import ClusterState
+from kraft_audit.core.replay.state import UNASSIGNED_DIRECTORY_ID, ClusterState
 
 UNDER_MIN_ISR = 1
 LEADERLESS = 2
@@ -61,10 +72,12 @@ ELECTION_OVERDUE = 64  # set at the end of an operation (EventLoop), never by co
 LEADER_IMBALANCED = 128
 UNCLEAN_ELECTION_OVERDUE = 256  # set at the end of an operation, like ELECTION_OVERDUE
 DELEGATION_TOKEN_EXPIRED = 512  # a token's (token_key), set as the log's time passes its deadline
+DIRECTORY_UNASSIGNED = 1024
 
 UNDER_MIN_ISR_NAME = "under_min_isr"
 UNCLEAN_ELECTION_OVERDUE_NAME = "unclean_election_overdue"
 DELEGATION_TOKEN_EXPIRED_NAME = "delegation_token_expired"
+DIRECTORY_UNASSIGNED_NAME = "directory_unassigned"
 CONDITIONS: tuple[tuple[str, int], ...] = (
     (UNDER_MIN_ISR_NAME, UNDER_MIN_ISR),
     ("leaderless", LEADERLESS),
@@ -76,6 +89,7 @@ CONDITIONS: tuple[tuple[str, int], ...] = (
     ("leader_imbalanced", LEADER_IMBALANCED),
     (UNCLEAN_ELECTION_OVERDUE_NAME, UNCLEAN_ELECTION_OVERDUE),
     (DELEGATION_TOKEN_EXPIRED_NAME, DELEGATION_TOKEN_EXPIRED),
+    (DIRECTORY_UNASSIGNED_NAME, DIRECTORY_UNASSIGNED),
 )
 
 # A token's conditions are kept under a key shaped like a partition's, which no partition can
@@ -115,7 +129,21 @@ def condition_mask(p: Partition, min_isr: int, state: ClusterState) -> int:
     if (p.leader != NO_LEADER and p.replicas and p.leader != p.replicas[0]
             and preferred_could_lead(p, state)):
         mask |= LEADER_IMBALANCED
+    if UNASSIGNED_DIRECTORY_ID in p.directories and unassigned_on_a_reporting_broker(p, state):
+        mask |= DIRECTORY_UNASSIGNED
     return mask
+
+
+def unassigned_on_a_reporting_broker(p: Partition, state: ClusterState) -> bool:
+    """Whether a replica of the partition is placed in UNASSIGNED on a broker that can report
+    its directory: registered, unfenced, not in controlled shutdown, its directories
+    registered (a broker that registered none has nothing to report)."""
+    for broker_id, directory in zip(p.replicas, p.directories):
+        if directory == UNASSIGNED_DIRECTORY_ID:
+            broker = state.brokers.get(broker_id)
+            if broker is not None and broker.acceptable_leader and broker.log_dirs:
+                return True
+    return False
 
 
 def preferred_could_lead(p: Partition, state: ClusterState) -> bool:
@@ -213,7 +241,8 @@ def condition_bounds_seconds(settings) -> dict[str, int]:
     (rounded up to seconds) and TASK_GRACE_S, when it sweeps expired tokens;
     unclean_election_overdue, one unclean.leader.election.interval.ms and TASK_GRACE_S (what a
     config change that allows an unclean election waits for; an operation that runs an election
-    leaves none open)."""
+    leaves none open); directory_unassigned, the setting directory_assignment_bound_seconds (a
+    broker's report and its retries)."""
     bounds = {}
     if settings.auto_leader_rebalance_enable:
         bounds["leader_imbalanced"] = settings.leader_imbalance_check_interval_seconds
@@ -222,6 +251,7 @@ def condition_bounds_seconds(settings) -> dict[str, int]:
             _seconds(settings.delegation_token_expiry_check_interval_ms) + TASK_GRACE_S)
     bounds[UNCLEAN_ELECTION_OVERDUE_NAME] = (
         _seconds(settings.unclean_leader_election_interval_ms) + TASK_GRACE_S)
+    bounds[DIRECTORY_UNASSIGNED_NAME] = settings.directory_assignment_bound_seconds
     return bounds
 
 

@@ -59,6 +59,11 @@ class CoreSettings:
     # often its unclean-election task elects the leaderless partitions of topics that allow it,
     # so the bound of an unclean_election_overdue interval opened by a config change
     unclean_leader_election_interval_ms: int = 300_000
+    # How long a replica may stay UNASSIGNED on a broker that can report its directory: the
+    # broker's report comes half a second after it makes the replica, its retries back off
+    # from 100 ms, and a broker that cannot reach the controller is fenced within its session
+    # timeout (9 s by default); the bound of a directory_unassigned interval.
+    directory_assignment_bound_seconds: int = 30
     # How long (event time) a registration request may wait for its RegisterBrokerRecord.
     registration_match_timeout_ms: int = 300_000
     # The log as the quorum commits it (core/raft.py): how many records may wait behind a hole
@@ -95,7 +100,7 @@ class CoreSettings:
                              f"{settings.min_insync_replicas_default!r}")
         for name in ("leader_imbalance_check_interval_seconds",
                      "delegation_token_expiry_check_interval_ms",
-                     "unclean_leader_election_interval_ms"):
+                     "unclean_leader_election_interval_ms", "directory_assignment_bound_seconds"):
             interval = getattr(settings, name)
             if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
                 raise ValueError(f"{name} must be an integer of at least 1, got {interval!r}")

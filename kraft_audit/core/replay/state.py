@@ -45,6 +45,7 @@ UNKNOWN_BEFORE_HISTORY = frozenset({"unknown-broker", "unknown-topic", "unknown-
 # DirectoryId.UNASSIGNED and MIGRATING (Uuid 0 and 1) and LOST (Uuid 2), in Kafka's base64 form
 ONLINE_DIRECTORY_IDS = frozenset({"AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", ""})
 LOST_DIRECTORY_ID = "AAAAAAAAAAAAAAAAAAAAAg"
+UNASSIGNED_DIRECTORY_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 
 # a Broker's fields in order (a compiled class has no __slots__ to read them from)

@@ -14,7 +14,8 @@ from kraft_audit.core.rules.catalog import Catalog
 from kraft_audit.core.rules.registry import ON_INPUT, ON_PARTITION, ON_PARTITION_BATCH_END, PARTITION_RECORDS
 
 # Conditions (docs/metrics.md) that each record type can open or close.
-_BROKER_CONDITIONS = "election_overdue, unclean_election_overdue, leader_imbalanced"
+_BROKER_CONDITIONS = ("election_overdue, unclean_election_overdue, leader_imbalanced, "
+                      "directory_unassigned")
 CONDITIONS_MOVED = {
     "PARTITION_RECORD": "all",
     "PARTITION_CHANGE_RECORD": "all",

@@ -27,10 +27,11 @@ How a mutant is judged, in this order:
   and counts as equivalent.
 
     python -m kraft_audit.testing.realkafka.controller_mutants [--sample N] [--seed S]
-        [--classes A,B] [--out DIR] [--min-score PCT]
+        [--classes A,B] [--mutants ID,Class:line] [--out DIR] [--min-score PCT]
 
 Results go to DIR/results.jsonl, one line a mutant, kept between runs (a run goes on where
-the last one stopped) and the score table to DIR/report.md.
+the last one stopped; --mutants judges the mutants it names again, as after a rule change)
+and the score table to DIR/report.md.
 """
 
 from __future__ import annotations
@@ -511,6 +512,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sample", type=int, help="this many reachable mutants (default: all)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--classes", help="comma-separated controller classes (default: all targets)")
+    parser.add_argument("--mutants", help="comma-separated mutant ids or their prefixes (Class:line): "
+                        "these only, judged again even when results.jsonl has them (after a rule "
+                        "change)")
     parser.add_argument("--out", type=Path, default=Path("controller-mutants-out"))
     parser.add_argument("--min-score", type=float, default=90.0,
                         help="exit 1 when fewer of the scored mutants are caught (percent)")
@@ -529,7 +533,13 @@ def main(argv: list[str]) -> int:
         every = all_mutants(tools, targets)
         candidates = [m for m in every if m.line in baseline.covered.get(m.file, ())]
         total = len(every)
-        chosen = choose(candidates, args.sample, args.seed)
+        if args.mutants:
+            wanted = args.mutants.split(",")
+            chosen = [m for m in candidates if any(m.mutant_id.startswith(w) for w in wanted)]
+            if not chosen:
+                parser.error(f"no reachable mutant matches {args.mutants}")
+        else:
+            chosen = choose(candidates, args.sample, args.seed)
         print(f"{total} mutants of {len(targets)} classes, {len(candidates)} on lines the workout runs; "
               f"{len(chosen)} to run (a workout takes about {baseline.seconds:.0f} s)", flush=True)
         (args.out / "baseline.json").write_text(json.dumps(
@@ -544,7 +554,7 @@ def main(argv: list[str]) -> int:
         reviews = reviewed(args.version)
         with results_file.open("a") as out:
             for i, mutant in enumerate(chosen, 1):
-                result = done.get(mutant.mutant_id)
+                result = None if args.mutants else done.get(mutant.mutant_id)
                 if result is None:
                     shutil.rmtree(work / "mutant", ignore_errors=True)
                     result = judge_mutant(tools, args.version, mutant, baseline, work / "mutant")

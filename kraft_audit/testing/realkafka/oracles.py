@@ -267,13 +267,15 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
     """(condition, start offset, end offset or None) of one partition, folded from
     kafka-dump-log's records of the metadata segments alone: under_min_isr (|ISR| <
     min_isr), leaderless, manual_election_required (leaderless with ISR and ELR empty),
-    recovering, elr_in_use and leader_imbalanced (led by another than its first replica,
+    recovering, elr_in_use, leader_imbalanced (led by another than its first replica,
     which is in the ISR, registered, unfenced and not in controlled shutdown: the story's
-    log dirs never go offline), each from the record that set it to the record that cleared
-    it. `min_isr` is the topic's, fixed for the whole log; unclean election is off."""
+    log dirs never go offline) and directory_unassigned (a replica's directory UNASSIGNED on
+    a broker registered with log dirs, unfenced and not in controlled shutdown), each from
+    the record that set it to the record that cleared it. `min_isr` is the topic's, fixed for the whole log; unclean election is off."""
     records = _segment_records(kafka_dump)
     topic_id, state = None, None
     brokers: dict[int, tuple[bool, bool]] = {}  # registered -> (fenced, in controlled shutdown)
+    with_dirs: set[int] = set()  # registered with log dirs
     open_at: dict[str, int] = {}
     out: list[tuple[str, int, int | None]] = []
     for r in records:
@@ -289,6 +291,8 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
             state = _fold_partition(state, r["type"], data)
         elif r["type"] in _BROKER_RECORDS:
             _fold_broker(brokers, r["type"], data)
+            if r["type"] == "REGISTER_BROKER_RECORD":
+                (with_dirs.add if data.get("logDirs") else with_dirs.discard)(data["brokerId"])
             if state is None:
                 continue
         else:
@@ -301,7 +305,10 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
                "leader_imbalanced": (not leaderless and first not in (-1, state["leader"])
                                      and (first in state["isr"]
                                           or (not state["isr"] and first in state["elr"]))
-                                     and brokers.get(first) == (False, False))}
+                                     and brokers.get(first) == (False, False)),
+               "directory_unassigned": any(
+                   d == UNASSIGNED and brokers.get(b) == (False, False) and b in with_dirs
+                   for b, d in zip(state["replicas"], state["directories"]))}
         for condition, on in now.items():
             if on and condition not in open_at:
                 open_at[condition] = r["offset"]
@@ -346,6 +353,7 @@ def partition_from_dump(kafka_dump: dict[str, list[dict]], topic: str, partition
     return state
 
 
+UNASSIGNED = "AAAAAAAAAAAAAAAAAAAAAQ"  # DirectoryId.UNASSIGNED, as kafka-dump-log prints it
 _BROKER_RECORDS = ("REGISTER_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD",
                    "UNFENCE_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD")
 
@@ -378,12 +386,13 @@ def _fold_partition(state: dict | None, type_: str, data: dict) -> dict:
         return {"leader": data["leader"], "isr": data["isr"], "replicas": data["replicas"],
                 "elr": data.get("eligibleLeaderReplicas") or [],
                 "last_known_elr": data.get("lastKnownElr") or [],
-                "recovery": data.get("leaderRecoveryState", 0)}
+                "recovery": data.get("leaderRecoveryState", 0),
+                "directories": data.get("directories") or []}
     state = dict(state)
     if data.get("leader", -2) != -2:
         state["leader"] = data["leader"]
     for key, field in (("isr", "isr"), ("replicas", "replicas"), ("elr", "eligibleLeaderReplicas"),
-                       ("last_known_elr", "lastKnownElr")):
+                       ("last_known_elr", "lastKnownElr"), ("directories", "directories")):
         if data.get(field) is not None:
             state[key] = data[field]
     if data.get("leaderRecoveryState", -1) != -1:

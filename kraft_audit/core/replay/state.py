@@ -42,10 +42,11 @@ SOURCE_TEXT = {SOURCE_REQUEST_LOG: "read from the registration request",
 UNKNOWN_BEFORE_HISTORY = frozenset({"unknown-broker", "unknown-topic", "unknown-partition"})
 
 
-# DirectoryId.UNASSIGNED and MIGRATING (Uuid 0 and 1) and LOST (Uuid 2), in Kafka's base64 form
-ONLINE_DIRECTORY_IDS = frozenset({"AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", ""})
-LOST_DIRECTORY_ID = "AAAAAAAAAAAAAAAAAAAAAg"
+# DirectoryId.MIGRATING (Uuid 0, 0), UNASSIGNED (0, 1) and LOST (0, 2), as Uuid.toString writes them
+MIGRATING_DIRECTORY_ID = "AAAAAAAAAAAAAAAAAAAAAA"
 UNASSIGNED_DIRECTORY_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+LOST_DIRECTORY_ID = "AAAAAAAAAAAAAAAAAAAAAg"
+ONLINE_DIRECTORY_IDS = frozenset({MIGRATING_DIRECTORY_ID, UNASSIGNED_DIRECTORY_ID, ""})
 
 
 # a Broker's fields in order (a compiled class has no __slots__ to read them from)

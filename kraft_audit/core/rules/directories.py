@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from kraft_audit.core.codec import wire
 from kraft_audit.core.events import SNAPSHOT_SUFFIX
+from kraft_audit.core.replay.state import LOST_DIRECTORY_ID, MIGRATING_DIRECTORY_ID, UNASSIGNED_DIRECTORY_ID
 from kraft_audit.core.rules.registry import SETS_ASSIGNMENT, SETS_ISR, SETS_LEADER, Finding, rule
 
-# DirectoryId.MIGRATING (0, 0), UNASSIGNED (0, 1), LOST (0, 2), as Uuid.toString writes them
-MIGRATING, UNASSIGNED, LOST = "AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg"
+MIGRATING, UNASSIGNED, LOST = MIGRATING_DIRECTORY_ID, UNASSIGNED_DIRECTORY_ID, LOST_DIRECTORY_ID
 # the reserved ids a controller writes in a partition's Directories (LOST is never written)
 _PLACEHOLDERS = {MIGRATING: "MIGRATING", UNASSIGNED: "UNASSIGNED"}
 

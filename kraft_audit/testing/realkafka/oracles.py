@@ -271,7 +271,8 @@ def condition_intervals(kafka_dump: dict[str, list[dict]], topic: str, min_isr: 
     which is in the ISR, registered, unfenced and not in controlled shutdown: the story's
     log dirs never go offline) and directory_unassigned (a replica's directory UNASSIGNED on
     a broker registered with log dirs, unfenced and not in controlled shutdown), each from
-    the record that set it to the record that cleared it. `min_isr` is the topic's, fixed for the whole log; unclean election is off."""
+    the record that set it to the record that cleared it. `min_isr` is the topic's, fixed
+    for the whole log; unclean election is off."""
     records = _segment_records(kafka_dump)
     topic_id, state = None, None
     brokers: dict[int, tuple[bool, bool]] = {}  # registered -> (fenced, in controlled shutdown)

@@ -166,6 +166,8 @@ def test_a_refused_request_is_told_from_a_log_that_wrote_something_else():
     assert not wrote_extra(base, _steps([(0, "TOPIC a"), (1, "NOISE 2")]), ignored)  # stopped in step 0
     assert not wrote_extra(base, _steps([(0, "TOPIC a")], [(1, "ACL y")]), ignored)  # a later step's record
     assert wrote_extra(base, _steps([(0, "TOPIC a")], [(1, "CONFIG z")]), ignored)
+    # a record one step early, as first_difference allows
+    assert not wrote_extra(base, _steps([(0, "TOPIC a"), (1, "CONFIG x")], []), ignored)
 
 
 def test_a_list_of_structs_is_a_set_and_a_directory_is_named_by_its_broker():
@@ -203,9 +205,9 @@ def test_only_a_partitions_last_directory_report_counts_and_where_it_was_created
     topic, d1, d2 = "T2RkZXJzVG9waWNJZDAwMQ", "n6Y5w6d2S8O3FRQ5lZ5Ztw", "m6Y5w6d2S8O3FRQ5lZ5Ztw"
     unassigned = "AAAAAAAAAAAAAAAAAAAAAQ"
 
-    def report(dirs):
-        return ("PARTITION_CHANGE_RECORD", 2, {"partitionId": 0, "topicId": topic, "leader": -2,
-                                                "directories": dirs})
+    def report(dirs, version=2):
+        return ("PARTITION_CHANGE_RECORD", version, {"partitionId": 0, "topicId": topic, "leader": -2,
+                                                      "directories": dirs})
 
     def steps(*reports):
         path = tmp_path / str(len(list(tmp_path.iterdir())))
@@ -229,3 +231,5 @@ def test_only_a_partitions_last_directory_report_counts_and_where_it_was_created
     other = steps(report([unassigned, d2]), report([d1, d2]))
     assert one == other and len(one[0]) == 6 and len(one[1]) == 1
     assert steps(report([d1, unassigned])) != one  # broker 2's report never recorded
+    # the same report at version 1, before ELR's fields (null at version 2: unchanged)
+    assert steps(report([d1, unassigned]), report([d1, d2], version=1)) == one

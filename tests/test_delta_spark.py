@@ -183,6 +183,9 @@ def test_job_writes_every_table_through_the_spark_connector(spark, spark_run, rs
     assert "kraft.leader-epoch-bump" in rules and len(rules) >= 2, rules
 
 
+# in `make test-variants`, for make test's budget: make test holds the default backend to
+# exactly once across the same crash (tests/test_spark_e2e.py)
+@pytest.mark.variants
 def test_exactly_once_across_a_crash_and_restart(spark, sim, spark_run, tmp_path):
     cfg = config(tmp_path, sim, "delta-spark")
 

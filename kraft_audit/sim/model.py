@@ -610,7 +610,7 @@ class ClusterModel:
 
     def _log_dir(self, broker_id: int) -> str:
         b = self.brokers.get(broker_id)
-        return b.log_dir if b is not None else "AAAAAAAAAAAAAAAAAAAAAA"  # DirectoryId.UNASSIGNED
+        return b.log_dir if b is not None else "AAAAAAAAAAAAAAAAAAAAAA"  # DirectoryId.MIGRATING: no directory known
 
     # ------------------------------------------------------------------ topics
 

@@ -229,6 +229,10 @@ def normalised_steps(log_dir: Path, boundaries: list[int]) -> list[list[tuple[in
         if "logDirs" in event.data:
             norm.directories(event.data)
         data = norm.value(event.data)
+        if event.type == "PARTITION_CHANGE_RECORD":
+            # null is "unchanged", as a field the record's version lacks: one change, whichever
+            # version wrote it (a directory report just before or after ELR was enabled)
+            data = {k: v for k, v in data.items() if v is not None}
         key = event.type + " " + json.dumps(data, sort_keys=True)
         partition = (data.get("topicId"), data.get("partitionId"))
         if event.type in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD") and event.data.get("replicas") is not None:
@@ -261,6 +265,13 @@ def noise(a: list[list[tuple[int, str]]], b: list[list[tuple[int, str]]]) -> lis
     return out
 
 
+def _near(steps: list[list[tuple[int, str]]], i: int, to: int | None = None) -> Counter:
+    """The records of steps i-1 to i+1 (to step `to`, when given): where a record of step i
+    may fall in another run."""
+    to = i + 1 if to is None else to
+    return Counter(k for j in range(max(0, i - 1), min(len(steps), to + 1)) for _o, k in steps[j])
+
+
 def first_difference(base: list[list[tuple[int, str]]], other: list[list[tuple[int, str]]],
                      ignored: list[set[str]]) -> str | None:
     """The first record the other run wrote that the baseline did not (or the first it did
@@ -268,15 +279,11 @@ def first_difference(base: list[list[tuple[int, str]]], other: list[list[tuple[i
     early or late (a broker's own request racing the end of a step is no fault)."""
     if len(base) != len(other):
         return f"the workout reached {len(other) - 1} of {len(base) - 1} steps"
-
-    def near(steps, i: int) -> Counter:
-        return Counter(k for j in range(max(0, i - 1), min(len(steps), i + 2)) for _o, k in steps[j])
-
     for step, (b, o, skip) in enumerate(zip(base, other, ignored)):
         cb, co = Counter(k for _o, k in b if k not in skip), Counter(k for _o, k in o if k not in skip)
         if cb == co:
             continue
-        extra, missing = co - near(base, step), cb - near(other, step)
+        extra, missing = co - _near(base, step), cb - _near(other, step)
         for offset, key in o:
             if extra.get(key):
                 return f"step {step}, offset {offset}: written {key[:400]}"
@@ -399,11 +406,12 @@ def judge_mutant(tools: Tools, version: str, mutant: Mutant, baseline: Baseline,
 def wrote_extra(base: list[list[tuple[int, str]]], other: list[list[tuple[int, str]]],
                 ignored: list[set[str]]) -> bool:
     """Whether the other run wrote a record, outside the noise, that the baseline did not
-    write in that step (the step it did not finish: in that step or any after it)."""
+    write in that step or one step early or late, as first_difference allows (the step it did
+    not finish: in that step or any after it)."""
     last = len(other) - 1
     for i, step in enumerate(other):
+        have = _near(base, i, to=len(base) - 1 if i == last else None)
         steps = range(i, len(base)) if i == last else (i,)
-        have = Counter(k for j in steps for _o, k in base[j])
         skip = set().union(*(ignored[j] for j in steps if j < len(ignored)))
         if Counter(k for _o, k in step if k not in skip) - have:
             return True

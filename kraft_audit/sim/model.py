@@ -610,7 +610,8 @@ class ClusterModel:
 
     def _log_dir(self, broker_id: int) -> str:
         b = self.brokers.get(broker_id)
-        return b.log_dir if b is not None else "AAAAAAAAAAAAAAAAAAAAAA"  # DirectoryId.MIGRATING: no directory known
+        # DirectoryId.MIGRATING: no directory known
+        return b.log_dir if b is not None else "AAAAAAAAAAAAAAAAAAAAAA"
 
     # ------------------------------------------------------------------ topics
 

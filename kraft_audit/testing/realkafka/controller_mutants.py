@@ -54,6 +54,7 @@ from pathlib import Path
 
 import yaml
 
+from kraft_audit.core.codec.schemas import ZERO_UUID
 from kraft_audit.testing.java_mutants import OPERATORS, Mutant, mutants
 from kraft_audit.testing.realkafka.cluster import kafka_jars
 from kraft_audit.testing.realkafka.story import StoryRun, story_cluster
@@ -203,7 +204,7 @@ class Normaliser:
             items = [self.value(x) for x in v]
             # a list of structs is a set (features, listeners: in a hash map's order); ids keep theirs
             return sorted(items, key=json.dumps) if items and isinstance(items[0], dict) else items
-        if isinstance(v, str) and _UUID.match(v) and v != "AAAAAAAAAAAAAAAAAAAAAA":
+        if isinstance(v, str) and _UUID.match(v) and v != ZERO_UUID:
             return self.names.setdefault(v, f"<id {len(self.names)}>")
         return v
 

@@ -156,7 +156,7 @@ test: install prometheus kafka delta-spark spark-kafka k8s-schemas
 # Further variants of slow tests `make test` runs one of (three signal variants; the real-Kafka
 # tests on the second Kafka line, 3.9.2; a kill -9 just after a compaction's commit, after a
 # snapshot comparison's Delta write and mid-stream; the delta-spark backend's crash and
-# restart; a standalone cluster, a worker killed and the shipper's topic read on it), kept out
+# restart, and its tables continued by the other backend; a standalone cluster, a worker killed and the shipper's topic read on it), kept out
 # of it for its 25-minute budget; CI runs them (about 20 minutes).
 test-variants: install prometheus kafka delta-spark spark-kafka
 	$(BIN)/python -m pytest -q -m variants

@@ -122,6 +122,9 @@ class SourcesConfig:
         200000, "records per micro-batch and log dir at most (null: no bound)")
     max_bytes_per_trigger: int | None = setting(
         None, "bytes per micro-batch and log dir at most (null: no bound)")
+    bootstrap_controllers: tuple[str, ...] = setting(
+        [], "controller listeners HOST:PORT of the log dirs' cluster: a log dir is read only as far as "
+        "the quorum committed it (DescribeQuorum's high watermark); empty: every record as the copy holds it")
 
 
 @dataclass(frozen=True)
@@ -343,6 +346,8 @@ def _parse_scalar(dotted: str, text: str) -> Any:
         return [parse_source_item(s) for s in text.split(",") if s.strip()]
     if key.item is KafkaSource:  # HOST:PORT[,...]/TOPIC entries, ";"-separated
         return [s.strip() for s in text.split(";") if s.strip()]
+    if key.item is str:
+        return [s.strip() for s in text.split(",") if s.strip()]
     if text.strip().lower() in ("null", "none", "") and type(None) in accepted:
         return None
     if bool in accepted:
@@ -470,6 +475,10 @@ def validate(tree: Mapping[str, Any], check_paths: bool = True) -> Config:
         raise ConfigError(f"`metrics.port` must be 0..65535, got {cfg['metrics']['port']}")
     if cfg["metrics"]["max_topics"] < 0:
         raise ConfigError(f"`metrics.max_topics` must be 0 or more, got {cfg['metrics']['max_topics']}")
+    for i, address in enumerate(cfg["sources"]["bootstrap_controllers"]):
+        host, sep, port = address.rpartition(":") if isinstance(address, str) else ("", "", "")
+        if not (host and sep and port.isdigit()):
+            raise ConfigError(f"`sources.bootstrap_controllers[{i}]` must be HOST:PORT, got {address!r}")
     for dotted in ("sources.max_records_per_trigger", "sources.max_bytes_per_trigger"):
         v = _get(cfg, dotted)
         if v is not None and v < 1:

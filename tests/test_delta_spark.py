@@ -224,6 +224,7 @@ def a_batch(rows, batch_id: int) -> dict[str, list[dict]]:
     }
 
 
+@pytest.mark.variants  # (make test's budget; CI runs it)
 def test_either_backend_continues_the_others_tables(spark, tmp_path, output_rows):
     delta_spark_jars()
     mixed, reference = tmp_path / "mixed", tmp_path / "reference"

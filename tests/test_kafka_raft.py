@@ -14,7 +14,12 @@ The audit must take only what the quorum committed:
   leader's records, each listed with its offset and epoch, and the audit equals the
   survivor's;
 - on every final log, with the quorum's high watermark, the uncommitted topic is nowhere,
-  the one created after the failover is there, and nothing is found.
+  the one created after the failover is there, and nothing is found;
+- the streaming job, asking the quorum (`sources.bootstrap_controllers`), reads a log dir only
+  as far as it is committed: on the deposed leader's copy it takes none of the tail, and
+  when that log dir then holds what the old leader has after its restart (truncated, the
+  new epoch fetched: as a live tail sees it), it goes on, and its tables equal the audit of
+  the survivor's final log.
 """
 
 from __future__ import annotations
@@ -28,11 +33,15 @@ from pathlib import Path
 
 import pytest
 
+from kraft_audit.config import load_config
 from kraft_audit.core.audit import Auditor
 from kraft_audit.core.codec.logdir import log_dir_evidence, read_log_dir
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent
 from kraft_audit.core.rules import load_catalog
 from kraft_audit.quorum import commit_claim, leader_status
+from kraft_audit.spark.job import AuditJob
+from kraft_audit.tables import PARTITION_STATE, QUARANTINE
+from kraft_audit.tables.read import read_rows
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, KafkaNode, wait_until
 from kraft_audit.testing.realkafka.tools import TOOL_JVM_OPTS, TOPIC_COMMAND, main_class
 from services import kafka_lines_beyond_the_first_as_variants
@@ -91,8 +100,19 @@ def _names(auditor: Auditor) -> set[str]:
     return set(auditor.state.topic_ids)
 
 
+def _partitions(auditor: Auditor) -> set[tuple]:
+    return {(tid, p, s.leader, s.leader_epoch, s.partition_epoch, tuple(s.replicas), tuple(s.isr))
+            for (tid, p), s in auditor.state.partitions.items()}
+
+
+def _job_partitions(tables: str) -> set[tuple]:
+    return {(r["topic_id"], r["partition"], r["leader"], r["leader_epoch"], r["partition_epoch"],
+             tuple(r["replicas"]), tuple(r["isr"])) for r in read_rows(tables, PARTITION_STATE) if not r["deleted"]}
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize("version", kafka_lines_beyond_the_first_as_variants())
-def test_a_deposed_leaders_uncommitted_tail_is_withdrawn_and_the_new_epoch_is_audited(version, tmp_path):
+def test_a_deposed_leaders_uncommitted_tail_is_withdrawn_and_the_new_epoch_is_audited(version, tmp_path, spark):
     cluster = KafkaCluster(version, tmp_path / "kafka", brokers=1, controllers=3)
     addresses = [f"127.0.0.1:{c.port}" for c in cluster.controllers]
     try:
@@ -140,6 +160,18 @@ def test_a_deposed_leaders_uncommitted_tail_is_withdrawn_and_the_new_epoch_is_au
         final_audits = {n: _audit(cluster.cluster_id, d, addresses=addresses)[0] for n, d in finals.items()}
         final_reports = {n: _check(d, "--cluster-id", cluster.cluster_id, "--bootstrap-controller",
                                    ",".join(addresses)) for n, d in finals.items()}
+        # the job on one log dir that first holds the deposed copy, then the old leader's final one
+        live = tmp_path / "live"
+        shutil.copytree(deposed, live)
+        job = load_config(None, {
+            "checkpoint": str(tmp_path / "job" / "ck"), "tables": str(tmp_path / "job" / "tables"),
+            "audit.buckets": 2, "metrics.enabled": False, "sources.log_dirs": [str(live)],
+            "sources.bootstrap_controllers": addresses}, environ={})
+        assert AuditJob(job, spark=spark).run(available_now=True)
+        job_topics_deposed = {r["topic_id"] for r in read_rows(job.tables, PARTITION_STATE)}
+        shutil.rmtree(live)
+        shutil.copytree(finals[old.node_id], live)
+        assert AuditJob(job, spark=spark).run(available_now=True)
     finally:
         cluster.close()
 
@@ -175,6 +207,11 @@ def test_a_deposed_leaders_uncommitted_tail_is_withdrawn_and_the_new_epoch_is_au
         assert "high watermark" in report["commit"]["proof"], report["commit"]
     # the merged audit agrees with the survivor's wherever both have released
     assert merged.state.topic_ids.items() <= survivor_alone.state.topic_ids.items()
+    # the job: none of the deposed tail, then the committed history, as the survivor's audit has it
+    assert lost_id not in job_topics_deposed
+    assert job_topics_deposed <= set(survivor_alone.state.topic_ids.values())
+    assert _job_partitions(job.tables) == _partitions(survivor_alone)
+    assert read_rows(job.tables, QUARANTINE) == []
 
 
 def _leader_of(addresses: list[str], not_id: int):

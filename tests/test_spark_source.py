@@ -178,6 +178,99 @@ def test_segment_deleted_under_the_reader_resumes_from_snapshot_and_says_what_wa
     assert offsets([i for i in events if i.source.endswith(".log")]) == list(range(22, 30))
 
 
+def _epochs(path: Path, *runs: tuple[int, int], segment_bytes: int = 1 << 30) -> None:
+    """Append NoOp batches, `count` of each Raft `epoch` in turn: runs of (epoch, count)."""
+    w = LogDirWriter(path, CLUSTER, segment_bytes=segment_bytes)
+    for epoch, count in runs:
+        for _ in range(count):
+            w.append([("NO_OP_RECORD", 0, {})], T0 + w.next_offset, leader_epoch=epoch)
+    w.close()
+
+
+def _truncate_to(path: Path, offset: int) -> None:
+    """What Kafka does to a deposed leader's copy: every batch from `offset` on removed
+    (later segments deleted, the one holding it cut there)."""
+    d = path / METADATA_DIR
+    for seg in sorted(d.glob("*.log"), reverse=True):
+        base = int(seg.name[:20])
+        if base >= offset:
+            seg.unlink()
+            continue
+        seg.write_bytes(seg.read_bytes()[:72 * (offset - base)])  # a NoOp batch: 72 bytes
+        return
+
+
+def _epochs_read(items) -> list[tuple[int, int]]:
+    return [(i.offset, i.leader_epoch) for i in items if isinstance(i, MetadataEvent)]
+
+
+@pytest.mark.parametrize("segment_bytes", [1 << 30, 72 * 5], ids=["one segment", "segments deleted"])
+def test_a_tail_a_later_leader_rewrote_is_read_again_from_where_the_copies_agree(tmp_path, segment_bytes):
+    """A deposed leader's copy, truncated under the reader and rewritten in a later epoch at
+    the same offsets (the same length, so that a byte position still falls on a batch): the
+    reader, standing on offset 19's batch of epoch 2, finds it gone, says what it had read of
+    the replaced version, and reads epoch 3 from where the copies agree (offset 15 of
+    epoch 2's, or 8 of epoch 1's when the truncation reached into it)."""
+    _epochs(tmp_path, (1, 10), (2, 10), segment_bytes=segment_bytes)
+    r = reader(tmp_path)
+    batches, end = drain(r)
+    assert _epochs_read(b for batch in batches for b in batch) == [(o, 1 + o // 10) for o in range(20)]
+    agree = 15 if segment_bytes > 72 * 5 else 8
+    _truncate_to(tmp_path, agree)
+    _epochs(tmp_path, (3, 20 - agree + 3), segment_bytes=segment_bytes)
+    batches, _ = drain(r, start=end)
+    items = [i for batch in batches for i in batch]
+    rows = [i for i in items if isinstance(i, Quarantined)]
+    assert [(q.offset, q.reason) for q in rows] == [(agree, (
+        f"offsets {agree}..19, read from Raft epoch {1 + agree // 10} on, were replaced by a later leader "
+        f"(epoch 3 from offset {agree}): the log was truncated there and is read again from it"))]
+    assert _epochs_read(items) == [(o, 3) for o in range(agree, 23)]
+
+
+def test_a_truncation_with_nothing_rewritten_yet_waits_at_the_new_end(tmp_path):
+    _epochs(tmp_path, (1, 10), (2, 5))
+    r = reader(tmp_path)
+    _, end = drain(r)
+    _truncate_to(tmp_path, 12)
+    batches, end = drain(r, start=end)
+    assert [(q.offset, "offsets 12..14, read from Raft epoch 2 on" in q.reason)
+            for b in batches for q in b if isinstance(q, Quarantined)] == [(12, True)]
+    assert next(iter(end["logs"].values()))["next_offset"] == 12
+    _epochs(tmp_path, (3, 2))
+    batches, _ = drain(r, start=end)
+    assert _epochs_read(i for b in batches for i in b) == [(12, 3), (13, 3)]
+
+
+def test_retention_is_no_rewrite(tmp_path):
+    """Segments deleted from the start of the log under a reader that read them: nothing said."""
+    _epochs(tmp_path, (1, 12), (2, 6), segment_bytes=72 * 5)
+    r = reader(tmp_path)
+    _, end = drain(r)
+    for seg in sorted((tmp_path / METADATA_DIR).glob("*.log"))[:2]:
+        seg.unlink()
+    _epochs(tmp_path, (2, 2), segment_bytes=72 * 5)
+    batches, _ = drain(r, start=end)
+    assert _epochs_read(i for b in batches for i in b) == [(18, 2), (19, 2)]
+    assert not [q for b in batches for q in b if isinstance(q, Quarantined)]
+
+
+def test_the_commit_point_from_the_log_bounds_the_walk(tmp_path):
+    """Without the quorum's word, a copy proves committed what precedes its newest epoch
+    with metadata in it (its leader wrote metadata only once that was committed), and what a
+    snapshot holds; a walk bounded there stops before epoch 2's batches."""
+    _epochs(tmp_path, (1, 10), (2, 5))
+    planner = LogDirPlanner(str(tmp_path), CLUSTER)
+    assert planner.commit_end([]) == 10
+    walk = planner.walk(planner.initial(), source._Budget(None, None), None, commit_end=10)
+    assert walk.end["next_offset"] == 10 and walk.end["epochs"] == [[1, 0]]
+    LogDirWriter(tmp_path, CLUSTER).write_snapshot(
+        [("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version", "featureLevel": 25})],
+        end_offset=13, epoch=2, timestamp_ms=T0)
+    assert planner.commit_end([]) == 13
+    _truncate_to(tmp_path, 11)  # a proof never goes back
+    assert planner.commit_end([]) == 13
+
+
 def test_corrupt_bytes_become_quarantine_rows_and_reading_goes_on(tmp_path):
     write_noops(tmp_path, 10).close()
     segment = tmp_path / METADATA_DIR / "00000000000000000000.log"

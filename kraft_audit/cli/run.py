@@ -42,6 +42,7 @@ _FLAG_KEYS = {
     "rules_dir": "audit.rules_dir",
     "max_records_per_trigger": "sources.max_records_per_trigger",
     "starting_position": "sources.starting_position",
+    "bootstrap_controller": "sources.bootstrap_controllers",
     "metrics_host": "metrics.host",
     "metrics_port": "metrics.port",
     "backend": "sink.backend",
@@ -70,6 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_side_input_arguments(src)
     parser.add_argument("--starting-position", choices=KEYS["sources.starting_position"].choices,
                         help=_help("sources.starting_position"))
+    parser.add_argument("--bootstrap-controller", action="append", metavar="HOST:PORT[,...]",
+                        help=_help("sources.bootstrap_controllers"))
     parser.add_argument("--max-records-per-trigger", type=int, metavar="N",
                         help=_help("sources.max_records_per_trigger"))
     parser.add_argument("--checkpoint", metavar="DIR", help=_help("checkpoint"))

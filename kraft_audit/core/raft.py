@@ -187,6 +187,30 @@ class LogShape:
         return shape
 
 
+def divergence_offset(ours: list, our_end: int, theirs: list, their_end: int) -> int:
+    """Where two copies of the log part: the offset up to which both hold the same entries.
+
+    Each copy is its epochs' first offsets, [[epoch, first offset], ...] ascending, and the
+    offset after its last entry. Raft's log matching (KIP-595's diverging-epoch check, what a
+    follower does on a fetch): entries of one epoch come from its leader alone, so two copies
+    agree up to the end of the newest epoch both hold, as the shorter of them has it. With no
+    epoch in common where both have entries, nothing of ours can be vouched for: our oldest
+    known offset, or `our_end` when their entries begin after ours end (what retention
+    deleted cannot be compared, and is the readers' `deleted_unread` / `gone`)."""
+    if not ours:
+        return our_end
+    starts = {e: i for i, (e, _) in enumerate(theirs)}
+    for j in range(len(ours) - 1, -1, -1):
+        i = starts.get(ours[j][0])
+        if i is not None:
+            our_epoch_end = ours[j + 1][1] if j + 1 < len(ours) else our_end
+            their_epoch_end = theirs[i + 1][1] if i + 1 < len(theirs) else their_end
+            return min(our_epoch_end, their_epoch_end)
+    if not theirs or theirs[0][1] >= our_end:
+        return our_end
+    return ours[0][1]
+
+
 def item_range(item) -> tuple[int, int, int, int] | None:
     """(first, last offset of its batch, Raft epoch, its own offset) of a log item; None for
     anything else (a side input, a comparison, a marker, a snapshot's record). A NoOp run:

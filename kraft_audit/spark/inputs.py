@@ -119,10 +119,13 @@ def registration_stream(spark, entries: Sequence[LogSource], default_cluster: st
 
 
 def log_dir_stream(spark, log_dirs: Sequence[LogSource], starting_position: str = "earliest",
-                   max_records: int | None = None, max_bytes: int | None = None):
+                   max_records: int | None = None, max_bytes: int | None = None,
+                   bootstrap_controllers: Sequence[str] = ()):
     reader = (spark.readStream.format("kraft-log")
               .option("logDirs", json.dumps([{"path": d.path, "cluster_id": d.cluster_id} for d in log_dirs]))
               .option("startingPosition", starting_position))
+    if bootstrap_controllers:
+        reader = reader.option("bootstrapControllers", ",".join(bootstrap_controllers))
     if max_records:
         reader = reader.option("maxRecordsPerTrigger", str(max_records))
     if max_bytes:
@@ -143,7 +146,8 @@ def all_events(spark, sources: SourcesConfig) -> Any:
         default_cluster = log_dir_cluster_id(only.path, only.cluster_id)
     if sources.log_dirs:
         streams.append(log_dir_stream(spark, sources.log_dirs, sources.starting_position,
-                                      sources.max_records_per_trigger, sources.max_bytes_per_trigger))
+                                      sources.max_records_per_trigger, sources.max_bytes_per_trigger,
+                                      sources.bootstrap_controllers))
     scans = []
     for kind in ("dump_logs", "log_dir_inventories"):
         for entry in getattr(sources, kind):

@@ -268,6 +268,10 @@ class BatchWriter:
                 self._applied[cid] = max(self._applied.get(cid, -1), c.max_offset)
             newest, newest_ts = planner.newest()
             c.newest_offset = newest
+            if self.cfg.sources.bootstrap_controllers and self.metrics is not None:
+                # the source reads only what the quorum committed: how far that is, and what waits
+                self.metrics.note_commit(cid, planner.commit_end(list(self.cfg.sources.bootstrap_controllers)),
+                                         newest + 1, planner.quorum_error)
             applied = self._applied.get(cid)
             c.lag_records = max(newest - applied, 0) if applied is not None else None
             c.lag_seconds = (max(newest_ts - c.last_timestamp_ms, 0) / 1000

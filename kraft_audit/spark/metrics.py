@@ -258,6 +258,15 @@ class AuditMetrics(Collector):
                 if cluster.get(lag) is not None:
                     self._clusters[name][lag] = cluster[lag]
 
+    def note_commit(self, cluster: str, committed: int, log_end: int, quorum_error: str | None) -> None:
+        """Where the quorum's commit point stands in a log dir the job reads only so far
+        (`sources.bootstrap_controllers`), and whether the quorum answered."""
+        with self._lock:
+            figures = self._clusters[cluster]
+            figures["committed_offset"] = committed
+            figures["unproven_records"] = max(log_end - committed, 0)
+            figures["quorum_unanswered"] = int(quorum_error is not None)
+
     def _note_offset(self, cluster: str, offset: int | None) -> None:
         if offset is not None and offset > self._clusters[cluster].get("last_offset", -1):
             self._clusters[cluster]["last_offset"] = offset
@@ -306,12 +315,22 @@ class AuditMetrics(Collector):
             "grows every metadata.max.idle.interval.ms (500 ms) with NoOps.",
             ["cluster"],
         )
+        committed = _gauge("log_committed_offset", "Offset below which the log dir is proven committed "
+                           "(the quorum's high watermark, a snapshot, a later epoch): the job reads no further "
+                           "(sources.bootstrap_controllers).", ["cluster"])
+        unproven = _gauge("log_unproven_records", "Records of the log dir beyond its commit point: written "
+                          "by the leader, not yet known committed, not read yet.", ["cluster"])
+        unanswered = _gauge("quorum_unanswered", "1 when no controller answered DescribeQuorum at the last "
+                            "micro-batch (the log's own proofs bound the reading then).", ["cluster"])
         for cluster, figures in sorted(self._clusters.items()):
             for family, key in (
                 (offset, "last_offset"),
                 (lag_records, "lag_records"),
                 (lag_seconds, "lag_seconds"),
                 (grew, "grew_at"),
+                (committed, "committed_offset"),
+                (unproven, "unproven_records"),
+                (unanswered, "quorum_unanswered"),
             ):
                 if key in figures:
                     family.add_metric([cluster], figures[key])
@@ -320,7 +339,7 @@ class AuditMetrics(Collector):
         for cluster, total in sorted(per_cluster.items()):
             if total.get("last_timestamp_ms"):
                 newest.add_metric([cluster], total["last_timestamp_ms"] / 1000)
-        yield from (offset, lag_records, lag_seconds, grew, newest)
+        yield from (offset, lag_records, lag_seconds, grew, newest, committed, unproven, unanswered)
 
         yield SummaryMetricFamily(
             PREFIX + "batch_duration_seconds",

@@ -28,6 +28,11 @@ starts, so the source never guesses.
   moves on. Deletion: a position in a deleted segment is re-found by log
   offset; if the records were deleted before being read, reading resumes at
   the newest snapshot and a quarantine row says which offsets were missed.
+- Raft: a cursor also holds the offset and epoch of the last batch it took, checked on
+  every walk; a copy a later leader truncated and rewrote is read again from where the
+  copies agree, with a quarantine row naming what was replaced (`LogDirPlanner`). With
+  `bootstrapControllers` (HOST:PORT,...) only batches the quorum committed are read
+  (`LogDirPlanner.commit_end`: DescribeQuorum's high watermark, snapshots, the log's epochs).
 - `maxRecordsPerTrigger` / `maxBytesPerTrigger` bound each micro-batch (per
   log dir; a single batch larger than the bound is still taken whole).
   Trigger.AvailableNow reads up to what existed when the query started.
@@ -52,8 +57,10 @@ from pyspark.sql.streaming.datasource import (
 
 from kraft_audit.core.codec import logdir
 from kraft_audit.core.codec.logdir import (deleted_unread, gone, metadata_dir, missing_before, missing_start,
-                                          read_meta_properties, read_segment)
-from kraft_audit.core.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, MAX_BATCH_BYTES, find_next_batch
+                                          read_meta_properties, read_segment, rewritten)
+from kraft_audit.core.raft import divergence_offset
+from kraft_audit.core.codec.batches import (ATTR_CONTROL, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, MAX_BATCH_BYTES,
+                                            find_next_batch)
 from kraft_audit.core.codec.keyrows import KeyRows
 from kraft_audit.core.collector import paused_each
 from kraft_audit.core.events import Quarantined, is_snapshot_source
@@ -183,15 +190,19 @@ class Scan:
     last_timestamp_ms: int | None = None
     # (position, next offset expected, the batch's base offset): batches that skip offsets
     gaps: list[tuple[int, int, int]] = field(default_factory=list)
+    last: list[int] | None = None  # [position, base offset, Raft epoch] of the last batch taken
+    # the batches taken as runs of one Raft epoch: [epoch, first offset, a metadata batch in it]
+    epochs: list[list] = field(default_factory=list)
 
 
 def scan_batches(path: Path, position: int, *, active: bool, budget: _Budget,
                  stop_at: int | None, min_offset: int, next_offset: int,
-                 split_bytes: int) -> Scan:
+                 split_bytes: int, stop_offset: int | None = None) -> Scan:
     """Walk batch headers from `position` (a batch boundary).
 
     Stops at an incomplete batch in the active segment (it is being
-    written), at `stop_at`, or when the budget is spent. Batches whose last
+    written), at `stop_at`, before a batch that reaches `stop_offset` (not yet
+    known committed), or when the budget is spent. Batches whose last
     offset is below `min_offset` are skipped. Bad bytes are stepped over
     where the codec finds the next whole, CRC-valid batch; they stay inside
     the planned ranges so the reader quarantines them.
@@ -232,12 +243,21 @@ def scan_batches(path: Path, position: int, *, active: bool, budget: _Budget,
                             pos += total
                             chunk_start = pos
                             continue
+                        if stop_offset is not None and last >= stop_offset:
+                            break
                         if not budget.allows(last_delta + 1, total):
                             break
                         budget.take(last_delta + 1, total)
                         if base > scan.next_offset:  # a Raft log has no holes: these are lost
                             scan.gaps.append((pos, scan.next_offset, base))
                         scan.last_timestamp_ms = max_ts
+                        epoch, data = header[2], not header[5] & ATTR_CONTROL
+                        scan.last = [pos, base, epoch]
+                        runs = scan.epochs
+                        if runs and runs[-1][0] == epoch:
+                            runs[-1][2] = runs[-1][2] or data
+                        else:
+                            runs.append([epoch, base, data])
                         pos += total
                         scan.next_offset = max(scan.next_offset, last + 1)
                         if pos - chunk_start >= split_bytes:
@@ -287,8 +307,94 @@ def _snapshot_records(path: Path) -> int:
     return count
 
 
+_EPOCH_HISTORY = 64  # epochs a cursor remembers: a rewritten tail spans a few at most
+
+
+def _batch_stands(path: Path, position: int, base: int, epoch: int, size_at_least: int) -> bool:
+    """Whether the batch once at `position` of `path` is still there, with its base offset
+    and Raft epoch, in a file at least `size_at_least` long (by log matching, then every
+    entry before it is unchanged too)."""
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size < size_at_least:
+                return False
+            f.seek(position)
+            raw = f.read(HEADER_SIZE)
+    except FileNotFoundError:
+        return False
+    if len(raw) < HEADER_SIZE:
+        return False
+    header = HEADER.unpack(raw)
+    return header[0] == base and header[2] == epoch and header[3] == MAGIC
+
+
+def _history(epochs: list | None, runs: list) -> list[list[int]]:
+    """A cursor's epochs ([epoch, first offset], the newest `_EPOCH_HISTORY`) after `runs`."""
+    history = [list(e) for e in epochs or ()]
+    for epoch, start, _ in runs:
+        if not history or history[-1][0] != epoch:
+            history.append([epoch, start])
+    return history[-_EPOCH_HISTORY:]
+
+
+def _epoch_at(epochs: list, offset: int) -> int:
+    found = -1
+    for epoch, start, *_ in epochs:
+        if start <= offset:
+            found = epoch
+    return found
+
+
+class CopyEpochs:
+    """A log dir's copy of the log as Raft sees it, from its batch headers: its epochs
+    ([epoch, first offset, whether a metadata batch of it is there]) and its end. Each
+    `refresh` walks only what was appended; when a segment's last batch walked is gone or
+    changed, or a segment other than the oldest vanished (a truncation), it walks the log
+    again from its start."""
+
+    def __init__(self, d: Path):
+        self.dir = d
+        self._reset()
+
+    def _reset(self) -> None:
+        self.runs: list[list] = []
+        self.end = -1  # offset after the copy's last entry (-1: none)
+        self._at: dict[str, tuple[int, int, list | None]] = {}  # segment -> (position, next offset, last)
+
+    def refresh(self) -> CopyEpochs:
+        segments = list_segments(self.dir)
+        names = {n for _, n in segments}
+        oldest = segments[0][0] if segments else None
+        if any((n not in names and oldest is not None and int(n[:20]) > oldest)
+               or (n in names and last is not None and not _batch_stands(self.dir / n, *last, pos))
+               for n, (pos, _, last) in self._at.items()):
+            self._reset()
+        for i, (base, name) in enumerate(segments):
+            pos, nxt, last = self._at.get(name, (0, base, None))
+            scan = scan_batches(self.dir / name, pos, active=i == len(segments) - 1, budget=_Budget(None, None),
+                                stop_at=None, min_offset=0, next_offset=nxt, split_bytes=1 << 62)
+            for epoch, start, data in scan.epochs:
+                if self.runs and self.runs[-1][0] == epoch:
+                    self.runs[-1][2] = self.runs[-1][2] or data
+                else:
+                    self.runs.append([epoch, start, data])
+            self._at[name] = (scan.end, scan.next_offset, scan.last or last)
+            if scan.last:
+                self.end = max(self.end, scan.next_offset)
+        return self
+
+
 class LogDirPlanner:
-    """Plans reads over one metadata log dir (driver side, headers only)."""
+    """Plans reads over one metadata log dir (driver side, headers only).
+
+    A cursor knows where it is by log offset and Raft epoch as well as by byte position
+    ("last": [file, position, base offset, epoch] of the last batch taken; "epochs": the
+    epochs' first offsets it read), and every walk first checks that batch still stands.
+    A copy that a later leader truncated and rewrote is found so: reading resumes where the
+    copies still agree (`divergence_offset`), and a quarantine row says which offsets of
+    which epoch were read before they were replaced, instead of taking the new bytes for
+    damage. With `commit_end`, a walk takes only batches the quorum committed.
+    """
 
     def __init__(self, path: str, cluster_id: str | None, starting_position: str = "earliest",
                  split_bytes: int = 8 << 20):
@@ -298,6 +404,9 @@ class LogDirPlanner:
         self.starting_position = starting_position
         self.split_bytes = split_bytes
         self._tail: tuple | None = None  # (segment, position, next offset, time) of the last tail walk
+        self.copy = CopyEpochs(self.dir)
+        self.committed = 0  # offsets below are proven committed (commit_end)
+        self.quorum_error: str | None = None  # why the quorum did not answer, last time asked
 
     # -- where to start
     def initial(self) -> dict:
@@ -340,13 +449,19 @@ class LogDirPlanner:
         return {"file": name, "position": 0, "next_offset": max(wanted, base if note else 0)}, note
 
     # -- the walk
-    def walk(self, start: dict, budget: _Budget, target: dict | None) -> Walk:
+    def walk(self, start: dict, budget: _Budget, target: dict | None, commit_end: int | None = None) -> Walk:
+        """The ranges from `start` on, within `budget`, up to `target` (AvailableNow) and to
+        `commit_end` (batches ending below it only; None: every batch there is)."""
         cur = dict(start)
         walk = Walk(end=cur)
         for _ in range(100_000):  # bounded: each step moves forward or stops
             if target is not None and _at_or_after(cur, target):
                 break  # (the target is the log's end when AvailableNow started)
             name = cur["file"]
+            last = cur.get("last")
+            if last and not _batch_stands(self.dir / last[0], *last[1:], cur["position"] if last[0] == name else 0):
+                cur = self._realign(cur, walk)
+                continue
             if name is None or not (self.dir / name).exists():
                 fresh = name is None
                 nxt, note = self._start_point(None if fresh and cur["next_offset"] == 0 else cur["next_offset"])
@@ -388,18 +503,20 @@ class LogDirPlanner:
             scan = scan_batches(
                 path, cur["position"], active=active, budget=budget, stop_at=stop_at,
                 min_offset=cur["next_offset"], next_offset=cur["next_offset"],
-                split_bytes=self.split_bytes)
+                split_bytes=self.split_bytes, stop_offset=commit_end)
             for s, e in scan.chunks:
                 walk.ranges.append(ReadRange(self.path, self.cluster_id, name, s, e, cur["next_offset"]))
             for position, expected, base in scan.gaps:
                 walk.ranges.append(ReadRange(self.path, self.cluster_id, name, position, position,
                                              expected, note=missing_before(expected, base, position)))
             next_offset = scan.next_offset
-            cur = {"file": name, "position": scan.end, "next_offset": next_offset}
+            cur = {"file": name, "position": scan.end, "next_offset": next_offset,
+                   "last": [name, *scan.last] if scan.last else cur.get("last"),
+                   "epochs": _history(cur.get("epochs"), scan.epochs)}
             if scan.eof and not active and stop_at is None:
                 # rolled: continue in the next segment (a segment that starts further on is a
                 # hole its first batch's scan reports)
-                cur = {"file": segments[idx + 1][1], "position": 0, "next_offset": next_offset}
+                cur = {**cur, "file": segments[idx + 1][1], "position": 0}
                 continue
             break
         # "tail": this walk read all there is (or all the AvailableNow target
@@ -408,6 +525,52 @@ class LogDirPlanner:
         walk.records = budget.records
         walk.bytes = budget.bytes
         return walk
+
+    def _realign(self, cur: dict, walk: Walk) -> dict:
+        """The batch the cursor last took is gone or changed: a later leader truncated this
+        copy (or retention deleted its segment). Where the copies still agree, go on from
+        there; what was read beyond it is said replaced (a quarantine row)."""
+        copy = self.copy.refresh()
+        ours, ends = cur.get("epochs") or [], cur["next_offset"]
+        at = divergence_offset(ours, ends, [r[:2] for r in copy.runs], copy.end)
+        if at < ends:
+            walk.ranges.append(ReadRange(self.path, self.cluster_id, cur["last"][0], 0, 0, at, note=rewritten(
+                at, ends, _epoch_at(ours, at), _epoch_at(copy.runs, at))))
+        nxt, note = self._start_point(at)
+        if note:
+            walk.ranges.append(ReadRange(self.path, self.cluster_id, nxt["file"] or "", 0, 0, at, note=note))
+        return {**nxt, "epochs": [e for e in ours if e[1] < at]}
+
+    def commit_end(self, controllers: list[str]) -> int:
+        """The offset below which this copy is proven committed, never going back: the
+        quorum's high watermark (DescribeQuorum) when the copy's newest batch is of the
+        leader's epoch (then the copy is a prefix of the leader's log), its newest snapshot's
+        end, and the first offset of the newest epoch with a metadata batch (its leader wrote
+        metadata only once everything before was committed: kraft_audit/core/raft.py)."""
+        from kraft_audit.errors import QuorumError
+        from kraft_audit.quorum import leader_status
+
+        copy = self.copy.refresh()
+        proofs = [self.committed]
+        snapshots = list_snapshots(self.dir)
+        if snapshots:
+            proofs.append(snapshots[-1][0])
+        for i in range(len(copy.runs) - 1, -1, -1):
+            _, start, data = copy.runs[i]
+            if data and (i > 0 or start == 0):  # the first run starts where the copy does
+                proofs.append(start)
+                break
+        if controllers:
+            try:
+                status = leader_status(controllers, timeout_s=2.0)
+            except QuorumError as e:
+                self.quorum_error = str(e)
+            else:
+                self.quorum_error = None
+                if copy.runs and copy.runs[-1][0] == status.leader_epoch and copy.end > 0:
+                    proofs.append(min(status.high_watermark, copy.end))
+        self.committed = max(proofs)
+        return self.committed
 
     def marker_range(self, end: dict) -> ReadRange:
         return ReadRange(self.path, self.cluster_id, end.get("file") or "", 0, 0, 0, marker=True)
@@ -495,6 +658,8 @@ class KraftLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         ]
         self.max_records = _opt_int(options, "maxRecordsPerTrigger")
         self.max_bytes = _opt_int(options, "maxBytesPerTrigger")
+        # controller listeners to ask the commit point: then only committed batches are read
+        self.controllers = [a for a in options.get("bootstrapControllers", "").split(",") if a]
         self._target: dict | None = None
         self._plans: dict[str, list[ReadRange]] = {}
 
@@ -532,7 +697,8 @@ class KraftLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 if target is not None and _at_or_after(s, target):
                     logs[p.path] = {**s, "tail": True}
                     continue
-            w = p.walk(s, _Budget(max_records, max_bytes), target)
+            w = p.walk(s, _Budget(max_records, max_bytes), target,
+                       p.commit_end(self.controllers) if self.controllers else None)
             logs[p.path] = w.end
             ranges.extend(w.ranges)
             if w.end["tail"] and w.end != s:

@@ -276,6 +276,16 @@ def skipped(next_offset: int, offset: int) -> str:
     return f"offsets {next_offset}..{offset - 1} are missing: the input's next batch starts at offset {offset}"
 
 
+def rewritten(first: int, end: int, old_epoch: int, new_epoch: int) -> str:
+    """Why a reader goes back to `first`: offsets first..end - 1, read from Raft epoch
+    `old_epoch` on, are no longer in the copy it reads; a later leader truncated the copy there
+    and wrote epoch `new_epoch`'s records (-1: none yet) in their place (no hole: the offsets
+    are read again)."""
+    return (f"offsets {first}..{end - 1}, read from Raft epoch {old_epoch} on, were replaced by a later "
+            f"leader (epoch {new_epoch} from offset {first}): the log was truncated there and is read "
+            f"again from it")
+
+
 # the reasons above: a hole in what a reader read (not missing_start: the log's own start)
 _HOLE = re.compile(r"offsets (\d+)\.\.(\d+) (are missing before the batch at position \d+$|"
                    r"are missing: the input's next batch|"

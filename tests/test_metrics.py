@@ -307,3 +307,18 @@ def test_what_was_read_balances_on_metrics_as_in_progress(served, output_rows):
     assert records + total["side_inputs"] + total["unreadable"] == \
         total["applied"] + total["duplicates"] + total["quarantined"]
     assert got[("kraft_audit_held_side_inputs",)] == 0
+
+
+def test_the_commit_point_a_gated_log_dir_is_read_to(served):
+    """`sources.bootstrap_controllers`: how far the log dir is proven committed, what waits
+    beyond it, and whether the quorum answered, per cluster, over real HTTP."""
+    metrics, port = served
+    metrics.note_commit("c1", 47, 60, None)
+    metrics.note_commit("c2", 10, 5, "no controller answered")  # a log that shrank: nothing waits
+    got = samples(scrape(port))
+    cluster = [("cluster", "c1")]
+    assert got[("kraft_audit_log_committed_offset", *cluster)] == 47
+    assert got[("kraft_audit_log_unproven_records", *cluster)] == 13
+    assert got[("kraft_audit_quorum_unanswered", *cluster)] == 0
+    assert got[("kraft_audit_log_unproven_records", ("cluster", "c2"))] == 0
+    assert got[("kraft_audit_quorum_unanswered", ("cluster", "c2"))] == 1

@@ -534,8 +534,10 @@ class LogDirPlanner:
         ours, ends = cur.get("epochs") or [], cur["next_offset"]
         at = divergence_offset(ours, ends, [r[:2] for r in copy.runs], copy.end)
         if at < ends:
-            walk.ranges.append(ReadRange(self.path, self.cluster_id, cur["last"][0], 0, 0, at, note=rewritten(
-                at, ends, _epoch_at(ours, at), _epoch_at(copy.runs, at))))
+            # at the replaced batch's position: a quarantine row is known by (source, position)
+            replaced_file, replaced_at = cur["last"][:2]
+            walk.ranges.append(ReadRange(self.path, self.cluster_id, replaced_file, replaced_at, replaced_at, at,
+                                         note=rewritten(at, ends, _epoch_at(ours, at), _epoch_at(copy.runs, at))))
         nxt, note = self._start_point(at)
         if note:
             walk.ranges.append(ReadRange(self.path, self.cluster_id, nxt["file"] or "", 0, 0, at, note=note))

@@ -172,14 +172,24 @@ def leader_status(addresses: list[str], timeout_s: float = 5.0) -> QuorumStatus:
     raise QuorumError("no active controller answered DescribeQuorum: " + "; ".join(errors))
 
 
+def committed_end(status: QuorumStatus, last_epoch: int | None, end: int) -> int | None:
+    """The offset below which the quorum's answer commits a copy of the log whose newest
+    batch is of `last_epoch` and whose entries end before `end`: min(high watermark, end)
+    when that epoch is the leader's (the copy is then a prefix of the leader's log, module
+    doc); None otherwise."""
+    if last_epoch != status.leader_epoch or end <= 0:
+        return None
+    return min(status.high_watermark, end)
+
+
 def commit_claim(status: QuorumStatus, cluster_id: str, shape: LogShape, copy: str = ""
                  ) -> MetadataEvent | None:
     """The claim the quorum's answer supports about a copy of the log, as the Raft gate has
-    its shape: entry min(high watermark, the copy's end) - 1 is committed, when the copy's
-    newest batch is of the leader's epoch (module doc); None otherwise."""
-    if shape.last_epoch != status.leader_epoch or shape.end <= 0:
+    its shape: entry `committed_end` - 1 is committed; None when nothing is."""
+    end = committed_end(status, shape.last_epoch, shape.end)
+    if end is None:
         return None
-    offset = min(status.high_watermark, shape.end) - 1
+    offset = end - 1
     epoch = shape.epoch_at(offset)
     if offset < 0 or epoch is None:
         return None

@@ -275,3 +275,14 @@ def test_beyond_max_held_the_oldest_are_released_unproven():
     released, _ = admit(gate, [log.leader_change(1, 1), *log.batch(1), *log.batch(1), *log.batch(1)])
     assert offsets(released) == [0, 1]
     assert gate.unproven_to == 2 and gate.unproven() == (2, 3, 2)
+
+
+def test_the_quorums_high_watermark_commits_only_a_copy_at_the_leaders_epoch():
+    from kraft_audit.quorum import QuorumStatus, committed_end
+
+    status = QuorumStatus(leader_id=2, leader_epoch=5, high_watermark=120, voters=((1, 120), (2, 130)),
+                          observers=(), address="127.0.0.1:9093")
+    assert committed_end(status, 5, 100) == 100  # a lagging copy: up to its own end
+    assert committed_end(status, 5, 130) == 120  # ahead of the commit point: up to it
+    assert committed_end(status, 4, 100) is None  # a deposed leader's copy gets nothing
+    assert committed_end(status, None, 0) is None

@@ -251,13 +251,8 @@ def scan_batches(path: Path, position: int, *, active: bool, budget: _Budget,
                         if base > scan.next_offset:  # a Raft log has no holes: these are lost
                             scan.gaps.append((pos, scan.next_offset, base))
                         scan.last_timestamp_ms = max_ts
-                        epoch, data = header[2], not header[5] & ATTR_CONTROL
-                        scan.last = [pos, base, epoch]
-                        runs = scan.epochs
-                        if runs and runs[-1][0] == epoch:
-                            runs[-1][2] = runs[-1][2] or data
-                        else:
-                            runs.append([epoch, base, data])
+                        scan.last = [pos, base, header[2]]
+                        _add_run(scan.epochs, header[2], base, not header[5] & ATTR_CONTROL)
                         pos += total
                         scan.next_offset = max(scan.next_offset, last + 1)
                         if pos - chunk_start >= split_bytes:
@@ -285,6 +280,15 @@ def scan_batches(path: Path, position: int, *, active: bool, budget: _Budget,
     scan.end = pos
     scan.eof = pos >= size
     return scan
+
+
+def _add_run(runs: list[list], epoch: int, start: int, data: bool) -> None:
+    """Batches from `start` on of Raft `epoch` (`data`: a metadata batch among them), added
+    to runs of one epoch each, [epoch, first offset, data]."""
+    if runs and runs[-1][0] == epoch:
+        runs[-1][2] = runs[-1][2] or data
+    else:
+        runs.append([epoch, start, data])
 
 
 def _zeros(buf: bytes, start: int) -> bool:
@@ -373,11 +377,8 @@ class CopyEpochs:
             pos, nxt, last = self._at.get(name, (0, base, None))
             scan = scan_batches(self.dir / name, pos, active=i == len(segments) - 1, budget=_Budget(None, None),
                                 stop_at=None, min_offset=0, next_offset=nxt, split_bytes=1 << 62)
-            for epoch, start, data in scan.epochs:
-                if self.runs and self.runs[-1][0] == epoch:
-                    self.runs[-1][2] = self.runs[-1][2] or data
-                else:
-                    self.runs.append([epoch, start, data])
+            for run in scan.epochs:
+                _add_run(self.runs, *run)
             self._at[name] = (scan.end, scan.next_offset, scan.last or last)
             if scan.last:
                 self.end = max(self.end, scan.next_offset)
@@ -550,7 +551,7 @@ class LogDirPlanner:
         end, and the first offset of the newest epoch with a metadata batch (its leader wrote
         metadata only once everything before was committed: kraft_audit/core/raft.py)."""
         from kraft_audit.errors import QuorumError
-        from kraft_audit.quorum import leader_status
+        from kraft_audit.quorum import committed_end, leader_status
 
         copy = self.copy.refresh()
         proofs = [self.committed]
@@ -569,8 +570,9 @@ class LogDirPlanner:
                 self.quorum_error = str(e)
             else:
                 self.quorum_error = None
-                if copy.runs and copy.runs[-1][0] == status.leader_epoch and copy.end > 0:
-                    proofs.append(min(status.high_watermark, copy.end))
+                claimed = committed_end(status, copy.runs[-1][0] if copy.runs else None, copy.end)
+                if claimed is not None:
+                    proofs.append(claimed)
         self.committed = max(proofs)
         return self.committed
 

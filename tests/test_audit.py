@@ -287,6 +287,24 @@ def test_arbitrary_input_never_raises_and_every_event_is_counted():
     check()
 
 
+def test_a_record_naming_a_broker_by_no_integer_is_no_finding_about_such_a_broker():
+    """A broker id that is no integer (a hand-written or damaged record) names no broker:
+    no rule reports it as one (a finding's broker column is an integer), and the audit goes on."""
+    from kraft_audit.core.events import MetadataEvent
+
+    events = [MetadataEvent("c1", "fuzz", 0, off, off, off, 1000 + off, "record", t, 0, d)
+              for off, (t, d) in enumerate([
+                  ("REGISTER_BROKER_RECORD", {"brokerId": "", "brokerEpoch": -1}),
+                  ("REGISTER_BROKER_RECORD", {"brokerId": "1", "brokerEpoch": 3}),
+                  ("FENCE_BROKER_RECORD", {"id": "", "epoch": 0}),
+                  ("PRODUCER_IDS_RECORD", {"brokerId": "", "brokerEpoch": 1, "nextProducerId": 1000})])]
+    auditor = Auditor(CATALOG)
+    out = auditor.process(events)
+    assert auditor.applied + auditor.duplicates + auditor.quarantined == len(events)
+    assert all(v.broker_id is None or type(v.broker_id) is int for v in out.violations)
+    assert not [v for v in out.violations if v.rule_id in ("kraft.broker-epoch", "kraft.producer-ids-increase")]
+
+
 def test_an_under_min_isr_interval_keeps_the_min_isr_source_it_opened_with(kraft_log):
     log = kraft_log
     log.batch(*log.elr_features(True))

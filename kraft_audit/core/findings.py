@@ -88,12 +88,11 @@ class FindingSink:
             c.params = params
             try:
                 result = fn(c)
+                if result:
+                    self.emit(spec, result, site)
             except Exception as exc:  # noqa: BLE001 - one rule must not stop the audit
                 if site.event is not None:
                     self.quarantine(site.event, f"rule {spec.rule_id} failed: {exc!r}", count=False)
-                continue
-            if result:
-                self.emit(spec, result, site)
 
     def emit(self, spec: RuleSpec, result, site: Site) -> None:
         findings: Iterable[Finding]

@@ -70,7 +70,7 @@ def broker_epoch(c):
     event, data = c.event, c.event.data
     if event.type == "REGISTER_BROKER_RECORD":
         broker_id, epoch = data.get("brokerId"), data.get("brokerEpoch")
-        if type(epoch) is not int:
+        if type(epoch) is not int or type(broker_id) is not int:
             return None
         before = c.state.brokers.get(broker_id)
         if epoch < 0:
@@ -82,7 +82,8 @@ def broker_epoch(c):
     broker_id = data.get("id", data.get("brokerId"))
     epoch = data.get("epoch", data.get("brokerEpoch"))
     broker = c.state.brokers.get(broker_id)
-    if type(epoch) is not int or broker is None or not broker.registered or broker.epoch < 0:
+    if type(epoch) is not int or type(broker_id) is not int or broker is None or not broker.registered \
+            or broker.epoch < 0:
         return None
     if epoch != broker.epoch:
         return Finding(f"{event.type} for broker {broker_id} carries broker epoch {epoch}, not its "
@@ -105,7 +106,7 @@ def producer_ids_increase(c):
         return f"next producer id {nxt} does not grow past the previous block's {previous}"
     broker_id, epoch = data.get("brokerId", -1), data.get("brokerEpoch", -1)
     broker = c.state.brokers.get(broker_id)
-    if broker_id >= 0 and broker is not None and broker.registered and epoch != broker.epoch:
+    if type(broker_id) is int and broker_id >= 0 and broker is not None and broker.registered and epoch != broker.epoch:
         return Finding(f"producer ids given to broker {broker_id} at broker epoch {epoch}, not its "
                        f"registration's epoch {broker.epoch}", broker_id=broker_id)
     return None

@@ -434,6 +434,12 @@ def env_names() -> dict[str, str]:
     return {ENV_PREFIX + d.replace(".", "_").upper(): d for d in KEYS}
 
 
+def is_host_port(address) -> bool:
+    """Whether `address` is HOST:PORT (a controller listener)."""
+    host, sep, port = address.rpartition(":") if isinstance(address, str) else ("", "", "")
+    return bool(host and sep and port.isdigit())
+
+
 def validate(tree: Mapping[str, Any], check_paths: bool = True) -> Config:
     """The frozen `Config` of a nested dict of every key (YAML's shape), checked:
     types, choices, ranges, paths (unless not `check_paths`), the core settings and
@@ -476,8 +482,7 @@ def validate(tree: Mapping[str, Any], check_paths: bool = True) -> Config:
     if cfg["metrics"]["max_topics"] < 0:
         raise ConfigError(f"`metrics.max_topics` must be 0 or more, got {cfg['metrics']['max_topics']}")
     for i, address in enumerate(cfg["sources"]["bootstrap_controllers"]):
-        host, sep, port = address.rpartition(":") if isinstance(address, str) else ("", "", "")
-        if not (host and sep and port.isdigit()):
+        if not is_host_port(address):
             raise ConfigError(f"`sources.bootstrap_controllers[{i}]` must be HOST:PORT, got {address!r}")
     for dotted in ("sources.max_records_per_trigger", "sources.max_bytes_per_trigger"):
         v = _get(cfg, dotted)

@@ -24,6 +24,9 @@ import socket
 import struct
 from dataclasses import dataclass
 
+from pathlib import Path
+
+from kraft_audit.core.codec.logwalk import CopyEpochs, list_snapshots
 from kraft_audit.core.codec.wire import read_uvarint, write_uvarint
 from kraft_audit.errors import QuorumError, WireError
 from kraft_audit.core.events import COMMIT_CLAIM, KIND_COMMIT, NO_OFFSET, MetadataEvent
@@ -198,3 +201,42 @@ def commit_claim(status: QuorumStatus, cluster_id: str, shape: LogShape, copy: s
                      f"leader {status.leader_id}, epoch {status.leader_epoch})"}
     return MetadataEvent(cluster_id, "DescribeQuorum", -1, offset, NO_OFFSET, NO_OFFSET, 0, KIND_COMMIT,
                          COMMIT_CLAIM, 0, data, leader_epoch=epoch)
+
+
+class CommitPoint:
+    """The offset below which a log dir's copy is proven committed, never going back (`end`):
+    the quorum's high watermark (DescribeQuorum) when the copy's
+    newest batch is of the leader's epoch (the copy is then a prefix of the leader's log),
+    its newest snapshot's end (a controller snapshots committed state only), and the first
+    offset of the newest epoch with a metadata batch (its leader wrote metadata only once
+    everything before was committed: kraft_audit/core/raft.py)."""
+
+    def __init__(self, d: Path):
+        self.dir = d
+        self.copy = CopyEpochs(d)
+        self.end = 0
+        self.quorum_error: str | None = None  # why the quorum did not answer, last time asked
+
+    def refresh(self, controllers: list[str]) -> int:
+        copy = self.copy.refresh()
+        proofs = [self.end]
+        snapshots = list_snapshots(self.dir)
+        if snapshots:
+            proofs.append(snapshots[-1][0])
+        for i in range(len(copy.runs) - 1, -1, -1):
+            _, start, data = copy.runs[i]
+            if data and (i > 0 or start == 0):  # the first run starts where the copy does
+                proofs.append(start)
+                break
+        if controllers and copy.end > max(proofs):  # (nothing left to prove: no question)
+            try:
+                status = leader_status(controllers, timeout_s=2.0)
+            except QuorumError as e:
+                self.quorum_error = str(e)
+            else:
+                self.quorum_error = None
+                claimed = committed_end(status, copy.runs[-1][0] if copy.runs else None, copy.end)
+                if claimed is not None:
+                    proofs.append(claimed)
+        self.end = max(proofs)
+        return self.end

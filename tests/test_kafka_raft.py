@@ -19,7 +19,10 @@ The audit must take only what the quorum committed:
   as far as it is committed: on the deposed leader's copy it takes none of the tail, and
   when that log dir then holds what the old leader has after its restart (truncated, the
   new epoch fetched: as a live tail sees it), it goes on, and its tables equal the audit of
-  the survivor's final log.
+  the survivor's final log;
+- the shipper's tail, asking the quorum (`ship --bootstrap-controller`), on that same log
+  dir ships none of the deposed tail and then exactly the committed history: what a topic
+  the job reads would hold.
 """
 
 from __future__ import annotations
@@ -35,10 +38,12 @@ import pytest
 
 from kraft_audit.config import load_config
 from kraft_audit.core.audit import Auditor
-from kraft_audit.core.codec.logdir import log_dir_evidence, read_log_dir
-from kraft_audit.core.events import KIND_RECORD, MetadataEvent
+from kraft_audit.core.codec.batches import Batch, iter_batches
+from kraft_audit.core.codec.logdir import batch_events, log_dir_evidence, read_log_dir
+from kraft_audit.core.events import KIND_RECORD, MetadataEvent, is_snapshot_source
 from kraft_audit.core.rules import load_catalog
 from kraft_audit.quorum import commit_claim, leader_status
+from kraft_audit.ship.tail import SEGMENT, LogTail
 from kraft_audit.spark.job import AuditJob
 from kraft_audit.tables import PARTITION_STATE, QUARANTINE
 from kraft_audit.tables.read import read_rows
@@ -90,6 +95,18 @@ def _audit(cluster_id: str, *log_dirs: Path, addresses: list[str] | None = None)
             assert [v.rule_id for v in out.violations] == []
             retractions += out.retractions
     return auditor, retractions
+
+
+def _shipped(tail: LogTail) -> list[tuple[int, str]]:
+    """(offset, type) of every log record the tail ships now."""
+    out = []
+    while shipments := tail.poll():
+        for s in shipments:
+            if s.kind == SEGMENT:
+                out += [(e.offset, e.type) for item in iter_batches(s.value, base_position=s.position)
+                        if isinstance(item, Batch) for e in batch_events(item, "c", s.file)
+                        if isinstance(e, MetadataEvent) and e.kind == KIND_RECORD]
+    return out
 
 
 def _ids(topics: dict) -> set[str]:
@@ -167,10 +184,14 @@ def test_a_deposed_leaders_uncommitted_tail_is_withdrawn_and_the_new_epoch_is_au
             "checkpoint": str(tmp_path / "job" / "ck"), "tables": str(tmp_path / "job" / "tables"),
             "audit.buckets": 2, "metrics.enabled": False, "sources.log_dirs": [str(live)],
             "sources.bootstrap_controllers": addresses}, environ={})
+        tail = LogTail(live, controllers=addresses)
+        shipped_deposed = _shipped(tail)
         assert AuditJob(job, spark=spark).run(available_now=True)
         job_topics_deposed = {r["topic_id"] for r in read_rows(job.tables, PARTITION_STATE)}
         shutil.rmtree(live)
         shutil.copytree(finals[old.node_id], live)
+        shipped = shipped_deposed + _shipped(tail)
+        shipped_to = tail.commit.end
         assert AuditJob(job, spark=spark).run(available_now=True)
     finally:
         cluster.close()
@@ -212,6 +233,13 @@ def test_a_deposed_leaders_uncommitted_tail_is_withdrawn_and_the_new_epoch_is_au
     assert job_topics_deposed <= set(survivor_alone.state.topic_ids.values())
     assert _job_partitions(job.tables) == _partitions(survivor_alone)
     assert read_rows(job.tables, QUARANTINE) == []
+    # the shipper's tail: none of the deposed tail, then the committed log exactly, in order
+    assert all(o < lost_offset for o, _ in shipped_deposed)  # (the copy may prove nothing)
+    final_records = [(e.offset, e.type) for e in read_log_dir(finals[old.node_id])
+                     if isinstance(e, MetadataEvent) and e.kind == KIND_RECORD
+                     and not is_snapshot_source(e.source)]
+    assert shipped_to > lost_offset
+    assert shipped == [r for r in final_records if r[0] < shipped_to]
 
 
 def _leader_of(addresses: list[str], not_id: int):

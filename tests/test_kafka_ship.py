@@ -1,6 +1,6 @@
 """The recommended deployment, for real: a KRaft cluster goes through faults while
 `kraft-audit ship` beside its controller produces the metadata log into a topic of
-that cluster, and the streaming job reads the topic with Spark's own Kafka source.
+that cluster (only what the quorum committed: `--bootstrap-controller`), and the streaming job reads the topic with Spark's own Kafka source.
 The shipper is kill -9'd twice and the job restarted once on the way. The Delta
 tables must equal those of a file-based run of the same log (nothing lost or
 doubled), and the job's staleness gauge must show the shipper's death."""
@@ -58,7 +58,7 @@ def test_a_cluster_shipped_through_a_topic_audits_like_its_files(spark, tmp_path
         cluster.start()
         cfg = cfg.with_values({"sources.kafka": [{"bootstrap_servers": cluster.bootstrap, "topic": TOPIC}]})
         create_topic(cluster)
-        shipper = ShipProcess(cluster, tmp_path / "ship-logs")
+        shipper = ShipProcess(cluster, tmp_path / "ship-logs", ask_quorum=True)  # committed only
         shipper.start()
         try:
             job = start_job()
@@ -88,6 +88,9 @@ def test_a_cluster_shipped_through_a_topic_audits_like_its_files(spark, tmp_path
             shipper.start()
             end = log_end(cluster)
             wait_until("the rest audited", lambda: caught_up(job, end), 180)
+            # it shipped what the quorum committed, asked every poll (its high watermark)
+            assert shipper.metric("kraft_audit_ship_committed_offset") > end
+            assert shipper.metric("kraft_audit_ship_quorum_unanswered") == 0
             assert shipper.stop() == 0  # SIGTERM: flushed, exit 0
             final = log_end(cluster)
         finally:

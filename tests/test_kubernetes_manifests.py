@@ -350,6 +350,9 @@ def test_the_shipper_runs_beside_the_controller():
     assert parsed.metrics_host == "0.0.0.0" and parsed.only_node == 0
     assert parsed.bootstrap_servers.endswith(":9092")
     env = {e["name"]: e.get("value") for e in kafka["env"]}
+    # it asks the quorum it runs in: the voters' controller listeners
+    voters = [v.split("@")[1] for v in env["KAFKA_CONTROLLER_QUORUM_VOTERS"].split(",")]
+    assert parsed.bootstrap_controller[0].split(",") == voters
     assert env["KAFKA_PROCESS_ROLES"] == "controller"
     assert flags["--log-dir"] == f"{env['KAFKA_LOG_DIRS']}/__cluster_metadata-0"
     kafka_mounts = {m["name"]: m for m in kafka["volumeMounts"]}

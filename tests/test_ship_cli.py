@@ -105,6 +105,14 @@ def test_a_kafka_timeout_of_zero_is_a_usage_error(tmp_path):
     assert done.returncode == 2 and "--kafka-timeout must be more than 0" in done.stderr
 
 
+def test_a_bootstrap_controller_that_is_not_host_port_is_a_usage_error(tmp_path):
+    done = subprocess.run([KRAFT_AUDIT, "ship", "--log-dir", str(tmp_path),
+                           "--bootstrap-servers", "127.0.0.1:1", "--topic", "t",
+                           "--bootstrap-controller", "127.0.0.1:9093,controller-2"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "--bootstrap-controller wants HOST:PORT, got 'controller-2'" in done.stderr
+
+
 def test_the_harness_puts_a_key_where_kafka_does():
     """key_partition (the real-Kafka tests find the shipper's partition with it) is Kafka's
     Utils.murmur2: the values of Kafka's own UtilsTest."""

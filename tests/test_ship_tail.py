@@ -125,3 +125,26 @@ def test_a_segment_deleted_before_it_was_shipped_goes_on_from_the_newest_snapsho
     # the segments' records it shipped are the log's from the snapshot's end offset on
     end = int(newest[:20])
     assert [r for r in decoded(rest) if r[0] >= end] == [r for r in log_records(log.parent) if r[0] >= end]
+
+
+def test_given_the_controllers_only_what_is_proven_committed_is_shipped(tmp_path):
+    """With controllers to ask (none answers here), the tail ships only what the log itself
+    proves committed: the offsets before its newest epoch with metadata (its leader wrote
+    metadata only once they were committed), then a snapshot's; the rest waits, and the
+    tail stands on the first batch that waits."""
+    from kraft_audit.core.codec.logdir import LogDirWriter
+
+    w = LogDirWriter(tmp_path, "c")
+    for offset in range(15):  # epoch 1's offsets 0..9, then epoch 2's 10..14
+        w.append([("NO_OP_RECORD", 0, {})], 1_000 + offset, leader_epoch=1 if offset < 10 else 2)
+    w.close()
+    tail = LogTail(tmp_path, controllers=["127.0.0.1:1"])
+    assert [o for o, _ in decoded(drain(tail))] == list(range(10))
+    assert tail.commit.end == 10 and "no active controller answered" in tail.commit.quorum_error
+    assert tail.next_offset == 10 and tail.position == 72 * 10  # on offset 10's batch
+    LogDirWriter(tmp_path, "c").write_snapshot(
+        [("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version", "featureLevel": 25})],
+        end_offset=13, epoch=2, timestamp_ms=2_000)
+    assert [o for o, _ in decoded(s for s in drain(tail) if s.kind != COMPARISON)] == [10, 11, 12]
+    # without the controllers, every whole batch as it is written
+    assert [o for o, _ in decoded(drain(LogTail(tmp_path)))] == list(range(15))

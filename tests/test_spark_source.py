@@ -16,6 +16,7 @@ from kraft_audit.core.events import MetadataEvent, Quarantined
 from kraft_audit.testing.collector import passes_inside
 from kraft_audit.spark import event_rows, source
 from kraft_audit.core.codec.logdir import METADATA_DIR
+from kraft_audit.core.codec.logwalk import Budget
 from kraft_audit.spark.source import KraftLogStreamReader, LogDirPlanner, LogRangePartition, ReadRange, read_range
 
 CLUSTER = "src-test-cluster"
@@ -260,15 +261,15 @@ def test_the_commit_point_from_the_log_bounds_the_walk(tmp_path):
     snapshot holds; a walk bounded there stops before epoch 2's batches."""
     _epochs(tmp_path, (1, 10), (2, 5))
     planner = LogDirPlanner(str(tmp_path), CLUSTER)
-    assert planner.commit_end([]) == 10
-    walk = planner.walk(planner.initial(), source._Budget(None, None), None, commit_end=10)
+    assert planner.commit.refresh([]) == 10
+    walk = planner.walk(planner.initial(), Budget(None, None), None, commit_end=10)
     assert walk.end["next_offset"] == 10 and walk.end["epochs"] == [[1, 0]]
     LogDirWriter(tmp_path, CLUSTER).write_snapshot(
         [("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version", "featureLevel": 25})],
         end_offset=13, epoch=2, timestamp_ms=T0)
-    assert planner.commit_end([]) == 13
+    assert planner.commit.refresh([]) == 13
     _truncate_to(tmp_path, 11)  # a proof never goes back
-    assert planner.commit_end([]) == 13
+    assert planner.commit.refresh([]) == 13
 
 
 def test_corrupt_bytes_become_quarantine_rows_and_reading_goes_on(tmp_path):

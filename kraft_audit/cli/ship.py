@@ -17,6 +17,7 @@ import logging
 import sys
 
 from kraft_audit.cli.main import RunFailed, UsageError
+from kraft_audit.config import is_host_port
 from kraft_audit.errors import ConfigError
 
 
@@ -39,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "otherwise stand by: one shipper per cluster, the same sidecar on "
                              "every controller (two shippers of one cluster would interleave its "
                              "offsets)")
+    parser.add_argument("--bootstrap-controller", action="append", default=[], metavar="HOST:PORT[,...]",
+                        help="the audited cluster's controller listeners (repeatable): ship only "
+                             "batches the quorum committed (DescribeQuorum's high watermark, "
+                             "snapshots, the log's epochs), never a tail a later leader replaces")
     parser.add_argument("--producer-config", action="append", default=[], metavar="KEY=VALUE",
                         help="librdkafka settings, e.g. security.protocol=SSL (repeatable)")
     parser.add_argument("--kafka-timeout", type=float, default=DEFAULT_KAFKA_TIMEOUT,
@@ -60,12 +65,16 @@ def run(args: argparse.Namespace) -> int:
         if not sep:
             raise UsageError(f"--producer-config wants KEY=VALUE, got {item!r}")
         config[key.strip()] = value.strip()
+    controllers = [a.strip() for item in args.bootstrap_controller for a in item.split(",") if a.strip()]
+    for address in controllers:
+        if not is_host_port(address):
+            raise UsageError(f"--bootstrap-controller wants HOST:PORT, got {address!r}")
     if not args.kafka_timeout > 0:
         raise UsageError(f"--kafka-timeout must be more than 0 seconds, got {args.kafka_timeout:g}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
         shipper = Shipper(args.log_dir, args.bootstrap_servers, args.topic, args.cluster_id, config,
-                          kafka_timeout=args.kafka_timeout)
+                          kafka_timeout=args.kafka_timeout, controllers=controllers)
         if args.metrics_port >= 0:
             try:
                 port = shipper.serve_metrics(args.metrics_host, args.metrics_port)

@@ -15,9 +15,14 @@ refused, a batch too big, the idempotent producer fenced), it ends with a
 `ShipError` (`kraft-audit ship`: one line, exit 3) so that its supervisor
 restarts it and it resumes from the topic.
 
+With the controllers (`controllers`, `ship --bootstrap-controller`) it ships only what
+the quorum committed (kraft_audit/ship/tail.py), so a deposed leader's sidecar never
+puts the tail that a later leader replaced in the topic.
+
 Health on Prometheus (its own endpoint): the next offset to ship, the log's
 end, the lag between them, batches and bytes shipped, errors by kind, and
-when a batch was last acknowledged.
+when a batch was last acknowledged; with the controllers, the commit point and
+whether the quorum answered.
 """
 
 from __future__ import annotations
@@ -70,6 +75,10 @@ class ShipMetrics:
         self.errors = Counter("kraft_audit_ship_errors", "Errors by kind.", ["cluster", "kind"],
                               registry=self.registry)
         self.standby = gauge("standby", "1 while this shipper stands by (--only-node names another node).")
+        self.committed_offset = gauge("committed_offset", "Offsets below are proven committed "
+                                      "(--bootstrap-controller): what may be shipped.")
+        self.quorum_unanswered = gauge("quorum_unanswered", "1 while no controller answered "
+                                       "DescribeQuorum (--bootstrap-controller), the last time asked.")
         self.cluster = cluster_id
 
 
@@ -194,8 +203,9 @@ class Shipper:
     def __init__(self, log_dir: str, bootstrap_servers: str, topic: str,
                  cluster_id: str | None = None, producer_config: dict | None = None,
                  poll_interval: float = 0.2, max_in_flight_bytes: int = 32 << 20,
-                 kafka_timeout: float = DEFAULT_KAFKA_TIMEOUT):
+                 kafka_timeout: float = DEFAULT_KAFKA_TIMEOUT, controllers: list[str] | None = None):
         self.log_dir = Path(log_dir)
+        self.controllers = list(controllers or [])  # given: ship only what the quorum committed
         self.cluster_id = cluster_id or read_meta_properties(self.log_dir).get("cluster.id") \
             or read_meta_properties(self.log_dir.parent).get("cluster.id")
         if not self.cluster_id:
@@ -249,7 +259,7 @@ class Shipper:
                                      timeout=attempt_timeout(self.kafka_timeout))
         except ShipStopped:
             return
-        tail = LogTail(self.log_dir, resume)
+        tail = LogTail(self.log_dir, resume, self.controllers)
         log.info("cluster %s: %s", self.cluster_id,
                  f"resuming at offset {resume.next_offset} ({resume.file} byte {resume.position})"
                  if resume else "first run: shipping the log from its start")
@@ -309,6 +319,9 @@ class Shipper:
                     producer.poll(0)
                 end = tail.log_end_offset()
                 self.metrics.log_end_offset.set(end)
+                if tail.commit is not None:
+                    self.metrics.committed_offset.set(tail.commit.end)
+                    self.metrics.quorum_unanswered.set(int(tail.commit.quorum_error is not None))
                 self.metrics.lag_records.set(max(end - acked["next_offset"], 0))
                 producer.poll(self.poll_interval if not handed else 0)
         finally:

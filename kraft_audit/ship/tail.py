@@ -17,8 +17,15 @@ same reason `check` gives), with where it came from:
 
 It follows what Kafka does to the directory: a new segment (roll), a segment
 deleted by retention before it was read (then the newest snapshot, as the
-file readers do), and a batch still being written (waited for). Nothing here
-talks to Kafka: `kraft_audit.ship.shipper` produces what it yields.
+file readers do), and a batch still being written (waited for).
+
+Committed only, given the controllers (`controllers`, HOST:PORT): a batch is yielded only
+once it is proven committed (kraft_audit/quorum.py's `CommitPoint`: the quorum's high
+watermark, a snapshot, the log's own epochs), so the topic never holds a tail that a
+deposed leader wrote and a later leader replaced. The tail's byte position then always
+stands in the committed prefix, which no truncation touches. Without them every whole
+batch is yielded as it is written. Nothing else here talks to Kafka:
+`kraft_audit.ship.shipper` produces what it yields.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from kraft_audit.core.codec.logdir import SNAPSHOT_RE, list_segments, list_snaps
 from kraft_audit.core.events import (KIND_SNAPSHOT_COMPARISON, NO_OFFSET, SNAPSHOT_COMPARISON,
                                      MetadataEvent, Quarantined)
 from kraft_audit.core.image import comparison_to_plain, verify_snapshots
+from kraft_audit.quorum import CommitPoint
 
 SEGMENT, SNAPSHOT, COMPARISON = "segment", "snapshot", "comparison"
 
@@ -86,8 +94,12 @@ class Resume:
 
 
 class LogTail:
-    def __init__(self, log_dir: str | os.PathLike, resume: Resume | None = None):
+    def __init__(self, log_dir: str | os.PathLike, resume: Resume | None = None,
+                 controllers: list[str] | tuple[str, ...] = ()):
         self.dir = metadata_dir(log_dir)
+        self.controllers = list(controllers)
+        self.commit = CommitPoint(self.dir) if self.controllers else None
+        self._stop_offset: int | None = None  # batches reaching it wait (not known committed)
         self.next_offset = resume.next_offset if resume else 0
         self.file: str | None = None
         self.position = 0
@@ -98,10 +110,11 @@ class LogTail:
         self.compared_to = -1
 
     def poll(self, max_bytes: int = 8 << 20) -> list[Shipment]:
-        """The whole batches written since the last call (at most about `max_bytes`,
-        never less than one batch)."""
+        """The whole batches written (and proven committed, given the controllers) since the
+        last call (at most about `max_bytes`, never less than one batch)."""
         out: list[Shipment] = []
         budget = max_bytes
+        self._stop_offset = self.commit.refresh(self.controllers) if self.commit is not None else None
         for _ in range(10_000):  # bounded: every step reads or moves on, or stops
             if self.file is None or not (self.dir / self.file).exists():
                 if not self._start_point():
@@ -211,6 +224,9 @@ class LogTail:
         for item in iter_batches(buf, base_position=self.position):
             if isinstance(item, Batch):
                 last = item.base_offset + item.last_offset_delta
+                if not snapshot and self._stop_offset is not None and last >= self._stop_offset:
+                    self.position += pos  # not known committed yet: from here next time
+                    return out, False
                 if snapshot or last >= self.next_offset:
                     if not snapshot:
                         self.next_offset = last + 1

@@ -270,8 +270,8 @@ class BatchWriter:
             c.newest_offset = newest
             if self.cfg.sources.bootstrap_controllers and self.metrics is not None:
                 # the source reads only what the quorum committed: how far that is, and what waits
-                self.metrics.note_commit(cid, planner.commit_end(list(self.cfg.sources.bootstrap_controllers)),
-                                         newest + 1, planner.quorum_error)
+                self.metrics.note_commit(cid, planner.commit.refresh(list(self.cfg.sources.bootstrap_controllers)),
+                                         newest + 1, planner.commit.quorum_error)
             applied = self._applied.get(cid)
             c.lag_records = max(newest - applied, 0) if applied is not None else None
             c.lag_seconds = (max(newest_ts - c.last_timestamp_ms, 0) / 1000

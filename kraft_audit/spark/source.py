@@ -32,7 +32,8 @@ starts, so the source never guesses.
   every walk; a copy a later leader truncated and rewrote is read again from where the
   copies agree, with a quarantine row naming what was replaced (`LogDirPlanner`). With
   `bootstrapControllers` (HOST:PORT,...) only batches the quorum committed are read
-  (`LogDirPlanner.commit_end`: DescribeQuorum's high watermark, snapshots, the log's epochs).
+  (kraft_audit/quorum.py's `CommitPoint`: DescribeQuorum's high watermark, snapshots, the
+  log's epochs).
 - `maxRecordsPerTrigger` / `maxBytesPerTrigger` bound each micro-batch (per
   log dir; a single batch larger than the bound is still taken whole).
   Trigger.AvailableNow reads up to what existed when the query started.
@@ -55,12 +56,12 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from kraft_audit.core.codec import logdir
 from kraft_audit.core.codec.logdir import (deleted_unread, gone, metadata_dir, missing_before, missing_start,
                                           read_meta_properties, read_segment, rewritten)
 from kraft_audit.core.raft import divergence_offset
-from kraft_audit.core.codec.batches import (ATTR_CONTROL, HEADER, HEADER_SIZE, LOG_OVERHEAD, MAGIC, MAX_BATCH_BYTES,
-                                            find_next_batch)
+from kraft_audit.quorum import CommitPoint
+from kraft_audit.core.codec.batches import HEADER, HEADER_SIZE, LOG_OVERHEAD
+from kraft_audit.core.codec.logwalk import Budget, batch_stands, list_segments, list_snapshots, scan_batches
 from kraft_audit.core.codec.keyrows import KeyRows
 from kraft_audit.core.collector import paused_each
 from kraft_audit.core.events import Quarantined, is_snapshot_source
@@ -79,22 +80,6 @@ def cluster_id_of(path: str | os.PathLike) -> str | None:
 def log_dir_cluster_id(path: str | os.PathLike, configured: str | None = None) -> str:
     """The configured id, else meta.properties', else the directory's name."""
     return configured or cluster_id_of(path) or Path(path).resolve().name
-
-
-def list_segments(d: Path) -> list[tuple[int, str]]:
-    """(base offset, file name) of every segment, oldest first."""
-    try:
-        return [(base, p.name) for base, p in logdir.list_segments(d)]
-    except FileNotFoundError:
-        return []
-
-
-def list_snapshots(d: Path) -> list[tuple[int, str]]:
-    """(end offset, file name) of every complete snapshot, oldest first."""
-    try:
-        return [(end, p.name) for end, _epoch, p in logdir.list_snapshots(d)]
-    except FileNotFoundError:
-        return []
 
 
 def _file_rank(name: str | None) -> tuple[int, int]:
@@ -139,162 +124,6 @@ class Walk:
     bytes: int = 0
 
 
-class _Budget:
-    def __init__(self, max_records: int | None, max_bytes: int | None):
-        self.max_records = max_records
-        self.max_bytes = max_bytes
-        self.records = 0
-        self.bytes = 0
-        self.refused = False  # the bound, not the end of the data, stopped the walk
-
-    def allows(self, records: int, size: int) -> bool:
-        if self.records == 0 and self.bytes == 0:
-            return True  # always make progress, even past the bound
-        if (self.max_records is not None and self.records + records > self.max_records) or \
-                (self.max_bytes is not None and self.bytes + size > self.max_bytes):
-            self.refused = True
-            return False
-        return True
-
-    def take(self, records: int, size: int) -> None:
-        self.records += records
-        self.bytes += size
-
-
-class _Window:
-    """File bytes around the scan position, read a large window at a time:
-    planning reads only headers, but must not load a 1 GiB segment at once."""
-
-    SIZE = 32 << 20
-
-    def __init__(self, f, size: int):
-        self.f, self.size, self.start, self.buf = f, size, 0, b""
-
-    def at(self, pos: int, need: int) -> int:
-        """Index in `buf` of file position `pos`, with `need` bytes after it."""
-        if not (self.start <= pos and pos + need <= self.start + len(self.buf)):
-            self.f.seek(pos)
-            self.buf = self.f.read(min(max(need, self.SIZE), self.size - pos))
-            self.start = pos
-        return pos - self.start
-
-
-@dataclass
-class Scan:
-    """What a header walk over one segment found."""
-
-    end: int  # position after the last batch taken
-    next_offset: int
-    chunks: list[tuple[int, int]]  # byte ranges of about split_bytes each
-    eof: bool  # the walk reached the end of the file (or of its bound)
-    last_timestamp_ms: int | None = None
-    # (position, next offset expected, the batch's base offset): batches that skip offsets
-    gaps: list[tuple[int, int, int]] = field(default_factory=list)
-    last: list[int] | None = None  # [position, base offset, Raft epoch] of the last batch taken
-    # the batches taken as runs of one Raft epoch: [epoch, first offset, a metadata batch in it]
-    epochs: list[list] = field(default_factory=list)
-
-
-def scan_batches(path: Path, position: int, *, active: bool, budget: _Budget,
-                 stop_at: int | None, min_offset: int, next_offset: int,
-                 split_bytes: int, stop_offset: int | None = None) -> Scan:
-    """Walk batch headers from `position` (a batch boundary).
-
-    Stops at an incomplete batch in the active segment (it is being
-    written), at `stop_at`, before a batch that reaches `stop_offset` (not yet
-    known committed), or when the budget is spent. Batches whose last
-    offset is below `min_offset` are skipped. Bad bytes are stepped over
-    where the codec finds the next whole, CRC-valid batch; they stay inside
-    the planned ranges so the reader quarantines them.
-    """
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return Scan(position, next_offset, [], False)
-    bounded = stop_at is not None
-    if bounded:
-        size = min(size, stop_at)
-    scan = Scan(position, next_offset, [], False)
-    if size <= position:
-        scan.eof = True
-        return scan
-    waits_at_tail = active and not bounded
-    chunk_start = pos = position
-    with open(path, "rb") as f:
-        win = _Window(f, size)
-        try:
-            while pos < size:
-                avail = size - pos
-                if avail < HEADER_SIZE:
-                    if waits_at_tail:
-                        break  # header still being written
-                    nxt = size  # torn tail of a rolled segment: the reader quarantines it
-                else:
-                    rel = win.at(pos, HEADER_SIZE)
-                    header = HEADER.unpack_from(win.buf, rel)
-                    base, length, magic = header[0], header[1], header[3]
-                    sane = magic == MAGIC and HEADER_SIZE - LOG_OVERHEAD <= length <= MAX_BATCH_BYTES \
-                        and base >= 0
-                    if sane and pos + LOG_OVERHEAD + length <= size:
-                        last_delta, max_ts = header[6], header[8]
-                        total = LOG_OVERHEAD + length
-                        last = base + last_delta
-                        if last < min_offset:
-                            pos += total
-                            chunk_start = pos
-                            continue
-                        if stop_offset is not None and last >= stop_offset:
-                            break
-                        if not budget.allows(last_delta + 1, total):
-                            break
-                        budget.take(last_delta + 1, total)
-                        if base > scan.next_offset:  # a Raft log has no holes: these are lost
-                            scan.gaps.append((pos, scan.next_offset, base))
-                        scan.last_timestamp_ms = max_ts
-                        scan.last = [pos, base, header[2]]
-                        _add_run(scan.epochs, header[2], base, not header[5] & ATTR_CONTROL)
-                        pos += total
-                        scan.next_offset = max(scan.next_offset, last + 1)
-                        if pos - chunk_start >= split_bytes:
-                            scan.chunks.append((chunk_start, pos))
-                            chunk_start = pos
-                        continue
-                    rel = win.at(pos, min(avail, _Window.SIZE))
-                    found = find_next_batch(win.buf, rel, len(win.buf))
-                    if found is not None:
-                        nxt = found + win.start
-                    elif win.start + len(win.buf) < size:
-                        nxt = win.start + len(win.buf)  # over 32 MiB of garbage: step a window on
-                    elif waits_at_tail and (sane or _zeros(win.buf, rel)):
-                        break  # a batch being appended, or zero padding: its writer goes on
-                    else:  # garbage no writer can complete: quarantined as `check` does
-                        nxt = size
-                if not budget.allows(0, nxt - pos):
-                    break
-                budget.take(0, nxt - pos)
-                pos = nxt
-        finally:
-            win.buf = b""
-    if pos > chunk_start:
-        scan.chunks.append((chunk_start, pos))
-    scan.end = pos
-    scan.eof = pos >= size
-    return scan
-
-
-def _add_run(runs: list[list], epoch: int, start: int, data: bool) -> None:
-    """Batches from `start` on of Raft `epoch` (`data`: a metadata batch among them), added
-    to runs of one epoch each, [epoch, first offset, data]."""
-    if runs and runs[-1][0] == epoch:
-        runs[-1][2] = runs[-1][2] or data
-    else:
-        runs.append([epoch, start, data])
-
-
-def _zeros(buf: bytes, start: int) -> bool:
-    return buf.count(0, start) == len(buf) - start
-
-
 def _snapshot_records(path: Path) -> int:
     """Records in a snapshot, from its batch headers (for the budget)."""
     try:
@@ -314,24 +143,6 @@ def _snapshot_records(path: Path) -> int:
 _EPOCH_HISTORY = 64  # epochs a cursor remembers: a rewritten tail spans a few at most
 
 
-def _batch_stands(path: Path, position: int, base: int, epoch: int, size_at_least: int) -> bool:
-    """Whether the batch once at `position` of `path` is still there, with its base offset
-    and Raft epoch, in a file at least `size_at_least` long (by log matching, then every
-    entry before it is unchanged too)."""
-    try:
-        with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size < size_at_least:
-                return False
-            f.seek(position)
-            raw = f.read(HEADER_SIZE)
-    except FileNotFoundError:
-        return False
-    if len(raw) < HEADER_SIZE:
-        return False
-    header = HEADER.unpack(raw)
-    return header[0] == base and header[2] == epoch and header[3] == MAGIC
-
-
 def _history(epochs: list | None, runs: list) -> list[list[int]]:
     """A cursor's epochs ([epoch, first offset], the newest `_EPOCH_HISTORY`) after `runs`."""
     history = [list(e) for e in epochs or ()]
@@ -349,42 +160,6 @@ def _epoch_at(epochs: list, offset: int) -> int:
     return found
 
 
-class CopyEpochs:
-    """A log dir's copy of the log as Raft sees it, from its batch headers: its epochs
-    ([epoch, first offset, whether a metadata batch of it is there]) and its end. Each
-    `refresh` walks only what was appended; when a segment's last batch walked is gone or
-    changed, or a segment other than the oldest vanished (a truncation), it walks the log
-    again from its start."""
-
-    def __init__(self, d: Path):
-        self.dir = d
-        self._reset()
-
-    def _reset(self) -> None:
-        self.runs: list[list] = []
-        self.end = -1  # offset after the copy's last entry (-1: none)
-        self._at: dict[str, tuple[int, int, list | None]] = {}  # segment -> (position, next offset, last)
-
-    def refresh(self) -> CopyEpochs:
-        segments = list_segments(self.dir)
-        names = {n for _, n in segments}
-        oldest = segments[0][0] if segments else None
-        if any((n not in names and oldest is not None and int(n[:20]) > oldest)
-               or (n in names and last is not None and not _batch_stands(self.dir / n, *last, pos))
-               for n, (pos, _, last) in self._at.items()):
-            self._reset()
-        for i, (base, name) in enumerate(segments):
-            pos, nxt, last = self._at.get(name, (0, base, None))
-            scan = scan_batches(self.dir / name, pos, active=i == len(segments) - 1, budget=_Budget(None, None),
-                                stop_at=None, min_offset=0, next_offset=nxt, split_bytes=1 << 62)
-            for run in scan.epochs:
-                _add_run(self.runs, *run)
-            self._at[name] = (scan.end, scan.next_offset, scan.last or last)
-            if scan.last:
-                self.end = max(self.end, scan.next_offset)
-        return self
-
-
 class LogDirPlanner:
     """Plans reads over one metadata log dir (driver side, headers only).
 
@@ -394,7 +169,7 @@ class LogDirPlanner:
     A copy that a later leader truncated and rewrote is found so: reading resumes where the
     copies still agree (`divergence_offset`), and a quarantine row says which offsets of
     which epoch were read before they were replaced, instead of taking the new bytes for
-    damage. With `commit_end`, a walk takes only batches the quorum committed.
+    damage. Bounded by `commit.end`, a walk takes only batches the quorum committed.
     """
 
     def __init__(self, path: str, cluster_id: str | None, starting_position: str = "earliest",
@@ -405,9 +180,7 @@ class LogDirPlanner:
         self.starting_position = starting_position
         self.split_bytes = split_bytes
         self._tail: tuple | None = None  # (segment, position, next offset, time) of the last tail walk
-        self.copy = CopyEpochs(self.dir)
-        self.committed = 0  # offsets below are proven committed (commit_end)
-        self.quorum_error: str | None = None  # why the quorum did not answer, last time asked
+        self.commit = CommitPoint(self.dir)
 
     # -- where to start
     def initial(self) -> dict:
@@ -450,7 +223,7 @@ class LogDirPlanner:
         return {"file": name, "position": 0, "next_offset": max(wanted, base if note else 0)}, note
 
     # -- the walk
-    def walk(self, start: dict, budget: _Budget, target: dict | None, commit_end: int | None = None) -> Walk:
+    def walk(self, start: dict, budget: Budget, target: dict | None, commit_end: int | None = None) -> Walk:
         """The ranges from `start` on, within `budget`, up to `target` (AvailableNow) and to
         `commit_end` (batches ending below it only; None: every batch there is)."""
         cur = dict(start)
@@ -460,7 +233,7 @@ class LogDirPlanner:
                 break  # (the target is the log's end when AvailableNow started)
             name = cur["file"]
             last = cur.get("last")
-            if last and not _batch_stands(self.dir / last[0], *last[1:], cur["position"] if last[0] == name else 0):
+            if last and not batch_stands(self.dir / last[0], *last[1:], cur["position"] if last[0] == name else 0):
                 cur = self._realign(cur, walk)
                 continue
             if name is None or not (self.dir / name).exists():
@@ -531,7 +304,7 @@ class LogDirPlanner:
         """The batch the cursor last took is gone or changed: a later leader truncated this
         copy (or retention deleted its segment). Where the copies still agree, go on from
         there; what was read beyond it is said replaced (a quarantine row)."""
-        copy = self.copy.refresh()
+        copy = self.commit.copy.refresh()
         ours, ends = cur.get("epochs") or [], cur["next_offset"]
         at = divergence_offset(ours, ends, [r[:2] for r in copy.runs], copy.end)
         if at < ends:
@@ -543,38 +316,6 @@ class LogDirPlanner:
         if note:
             walk.ranges.append(ReadRange(self.path, self.cluster_id, nxt["file"] or "", 0, 0, at, note=note))
         return {**nxt, "epochs": [e for e in ours if e[1] < at]}
-
-    def commit_end(self, controllers: list[str]) -> int:
-        """The offset below which this copy is proven committed, never going back: the
-        quorum's high watermark (DescribeQuorum) when the copy's newest batch is of the
-        leader's epoch (then the copy is a prefix of the leader's log), its newest snapshot's
-        end, and the first offset of the newest epoch with a metadata batch (its leader wrote
-        metadata only once everything before was committed: kraft_audit/core/raft.py)."""
-        from kraft_audit.errors import QuorumError
-        from kraft_audit.quorum import committed_end, leader_status
-
-        copy = self.copy.refresh()
-        proofs = [self.committed]
-        snapshots = list_snapshots(self.dir)
-        if snapshots:
-            proofs.append(snapshots[-1][0])
-        for i in range(len(copy.runs) - 1, -1, -1):
-            _, start, data = copy.runs[i]
-            if data and (i > 0 or start == 0):  # the first run starts where the copy does
-                proofs.append(start)
-                break
-        if controllers:
-            try:
-                status = leader_status(controllers, timeout_s=2.0)
-            except QuorumError as e:
-                self.quorum_error = str(e)
-            else:
-                self.quorum_error = None
-                claimed = committed_end(status, copy.runs[-1][0] if copy.runs else None, copy.end)
-                if claimed is not None:
-                    proofs.append(claimed)
-        self.committed = max(proofs)
-        return self.committed
 
     def marker_range(self, end: dict) -> ReadRange:
         return ReadRange(self.path, self.cluster_id, end.get("file") or "", 0, 0, 0, marker=True)
@@ -589,7 +330,7 @@ class LogDirPlanner:
             return (snaps[-1][0] - 1 if snaps else -1), None
         base, name = segments[-1]
         cached = self._tail if self._tail and self._tail[0] == name else (name, 0, base, None)
-        scan = scan_batches(self.dir / name, cached[1], active=True, budget=_Budget(None, None),
+        scan = scan_batches(self.dir / name, cached[1], active=True, budget=Budget(None, None),
                             stop_at=None, min_offset=0, next_offset=cached[2], split_bytes=1 << 62)
         ts = scan.last_timestamp_ms if scan.last_timestamp_ms is not None else cached[3]
         self._tail = (name, scan.end, scan.next_offset, ts)
@@ -680,7 +421,7 @@ class KraftLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def prepareForTriggerAvailableNow(self) -> None:
         start = self.initialOffset()
         self._target = {"logs": {
-            p.path: p.walk(start["logs"][p.path], _Budget(None, None), None).end
+            p.path: p.walk(start["logs"][p.path], Budget(None, None), None).end
             for p in self.planners}}
 
     def _start_for(self, start: dict, planner: LogDirPlanner) -> dict:
@@ -701,8 +442,8 @@ class KraftLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 if target is not None and _at_or_after(s, target):
                     logs[p.path] = {**s, "tail": True}
                     continue
-            w = p.walk(s, _Budget(max_records, max_bytes), target,
-                       p.commit_end(self.controllers) if self.controllers else None)
+            w = p.walk(s, Budget(max_records, max_bytes), target,
+                       p.commit.refresh(self.controllers) if self.controllers else None)
             logs[p.path] = w.end
             ranges.extend(w.ranges)
             if w.end["tail"] and w.end != s:
@@ -722,7 +463,7 @@ class KraftLogStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 s, e = self._start_for(start, p), end.get("logs", {}).get(p.path)
                 if e is None or s == e:
                     continue
-                ranges.extend(p.walk(s, _Budget(None, None), e).ranges)
+                ranges.extend(p.walk(s, Budget(None, None), e).ranges)
                 if e.get("tail"):
                     ranges.append(p.marker_range(e))
         return [LogRangePartition(r.to_json()) for r in ranges]

@@ -54,8 +54,10 @@ def murmur2(key: bytes) -> int:
 
 class ShipProcess:
     def __init__(self, cluster: KafkaCluster, logs: Path, topic: str = TOPIC,
-                 kafka_timeout: float | None = None, log_dir: Path | None = None):
+                 kafka_timeout: float | None = None, log_dir: Path | None = None,
+                 ask_quorum: bool = False):
         self.cluster, self.logs, self.topic = cluster, logs, topic
+        self.ask_quorum = ask_quorum  # --bootstrap-controller: ship only what the quorum committed
         self.log_dir = log_dir or cluster.metadata_log_dir  # the controller's, or a copy of it
         self.kafka_timeout = kafka_timeout
         self.proc: subprocess.Popen | None = None
@@ -68,12 +70,14 @@ class ShipProcess:
         self.port = free_port()
         self.starts += 1
         self.logs.mkdir(parents=True, exist_ok=True)
-        timeout = [] if self.kafka_timeout is None else ["--kafka-timeout", str(self.kafka_timeout)]
+        options = [] if self.kafka_timeout is None else ["--kafka-timeout", str(self.kafka_timeout)]
+        if self.ask_quorum:
+            options += ["--bootstrap-controller", ",".join(f"127.0.0.1:{c.port}" for c in self.cluster.controllers)]
         self.proc = subprocess.Popen(
             [str(Path(sys.executable).parent / "kraft-audit"), "ship",
              "--log-dir", str(self.log_dir), "--bootstrap-servers",
              bootstrap or self.cluster.bootstrap, "--topic", self.topic, "--metrics-port",
-             str(self.port), *timeout],
+             str(self.port), *options],
             stdout=subprocess.DEVNULL, stderr=self.log_path.open("w"))
         wait_until("the shipper's /metrics", lambda: self.metric("kraft_audit_ship_next_offset") is not None,
                    60)

@@ -16,6 +16,7 @@ import yaml
 from prometheus_client import generate_latest
 
 from kraft_audit.config import DEFAULTS, load_config
+from kraft_audit.ship.shipper import ShipMetrics
 from kraft_audit.spark.metrics import AuditMetrics
 from kraft_audit.spark.sinks import DELTA_SPARK_PACKAGE
 
@@ -39,7 +40,7 @@ def promtool(*args: str) -> str:
 
 @pytest.mark.prometheus
 def test_promtool_checks_the_rules_and_the_scrape_config():
-    assert "SUCCESS: 21 rules found" in promtool("check", "rules", "alerts.yml")
+    assert "SUCCESS: 23 rules found" in promtool("check", "rules", "alerts.yml")
     assert "SUCCESS" in promtool("check", "config", "prometheus.yml")
 
 
@@ -100,8 +101,11 @@ def test_alerts_only_use_metrics_the_exporter_serves(output_rows):
         output_rows.progress(0, max_offset=1),
         [output_rows.violation(1)],
     )
+    shipper = ShipMetrics("c")  # the sidecars' own /metrics
+    shipper.errors.labels(cluster="c", kind="client")
     served = set(
-        re.findall(r"^(kraft_audit_\w+?)(?:\{| )", generate_latest(metrics.registry).decode(), re.M)
+        re.findall(r"^(kraft_audit_\w+?)(?:\{| )", generate_latest(metrics.registry).decode()
+                   + generate_latest(shipper.registry).decode(), re.M)
     )
     used = set(re.findall(r"kraft_audit_\w+", (PROMETHEUS / "alerts.yml").read_text()))
     assert used and used <= served, used - served

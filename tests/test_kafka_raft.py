@@ -22,7 +22,9 @@ The audit must take only what the quorum committed:
   the survivor's final log;
 - the shipper's tail, asking the quorum (`ship --bootstrap-controller`), on that same log
   dir ships none of the deposed tail and then exactly the committed history: what a topic
-  the job reads would hold.
+  the job reads would hold;
+- every controller's sidecar shipping to one topic: losing the active controller and its
+  sidecar for good loses no audit (a variant: `make test-variants`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -43,13 +46,15 @@ from kraft_audit.core.codec.logdir import batch_events, log_dir_evidence, read_l
 from kraft_audit.core.events import KIND_RECORD, MetadataEvent, is_snapshot_source
 from kraft_audit.core.rules import load_catalog
 from kraft_audit.quorum import commit_claim, leader_status
+from kraft_audit.ship.shipper import find_resume
 from kraft_audit.ship.tail import SEGMENT, LogTail
 from kraft_audit.spark.job import AuditJob
 from kraft_audit.tables import PARTITION_STATE, QUARANTINE
 from kraft_audit.tables.read import read_rows
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, KafkaNode, wait_until
+from kraft_audit.testing.realkafka.ship_process import TOPIC as SHIP_TOPIC, ShipProcess, create_topic
 from kraft_audit.testing.realkafka.tools import TOOL_JVM_OPTS, TOPIC_COMMAND, main_class
-from services import kafka_lines_beyond_the_first_as_variants
+from services import KAFKA_VERSIONS, kafka_lines_beyond_the_first_as_variants
 
 pytestmark = pytest.mark.kafka
 
@@ -248,3 +253,80 @@ def _leader_of(addresses: list[str], not_id: int):
     except Exception:  # noqa: BLE001 - no leader yet
         return None
     return status if status.leader_id != not_id else None
+
+
+def _log_end(log_dir: Path) -> int:
+    return max(e.offset for e in read_log_dir(log_dir) if isinstance(e, MetadataEvent) and e.offset >= 0)
+
+
+def _job_figure(job: AuditJob, name: str) -> float:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{job.metrics_port}/metrics", timeout=5).read().decode()
+    return next((float(line.split()[-1]) for line in text.splitlines()
+                 if line.startswith((name + "{", name + " "))), -1)
+
+
+@pytest.mark.spark
+@pytest.mark.variants  # (a cluster and a streaming job of its own: make test's budget)
+def test_every_controller_ships_and_losing_the_active_one_for_good_loses_no_audit(tmp_path, spark):
+    """Every controller's sidecar ships to one topic, asking the quorum: the job gets each
+    committed batch from each of them and takes it once. The active controller and its
+    sidecar are then lost for good (kill -9): the others' shipping carries the audit on, a
+    topic created after it is audited, and the job's tables equal the audit of a survivor's
+    final log, with nothing quarantined."""
+    cluster = KafkaCluster(KAFKA_VERSIONS[0], tmp_path / "kafka", brokers=1, controllers=3)
+    addresses = [f"127.0.0.1:{c.port}" for c in cluster.controllers]
+    cfg = load_config(None, {"checkpoint": str(tmp_path / "job" / "ck"), "tables": str(tmp_path / "job" / "tables"),
+                             "audit.buckets": 2, "trigger.interval": "1 second", "metrics.port": 0,
+                             "sources.kafka": ["placeholder:9092/" + SHIP_TOPIC]}, environ={})
+    shippers: list[ShipProcess] = []
+    job = None
+    try:
+        cluster.start()
+        create_topic(cluster)
+        cfg = cfg.with_values({"sources.kafka": [{"bootstrap_servers": cluster.bootstrap, "topic": SHIP_TOPIC}]})
+        for c in cluster.controllers:
+            shippers.append(ShipProcess(cluster, tmp_path / f"ship-{c.node_id}", log_dir=c.metadata_log_dir,
+                                        ask_quorum=True))
+            shippers[-1].start()
+        job = AuditJob(cfg, spark=spark)
+        job.start(available_now=False)
+        cluster.tools.create_topic(BEFORE, partitions=2, replication_factor=1)
+        old = cluster.node(leader_status(addresses).leader_id)
+        target = _log_end(old.metadata_log_dir)
+        wait_until(f"the job to audit {BEFORE}", lambda: _job_figure(job, "kraft_audit_last_offset") >= target, 180)
+        assert _job_figure(job, "kraft_audit_duplicates_total") > 0  # the same batches, from each sidecar
+
+        lost = shippers[cluster.controllers.index(old)]
+        lost.kill9()
+        old.kill()
+        new = wait_until("a new leader", lambda: _leader_of(addresses, old.node_id), 60)
+        cluster.tools.create_topic(AFTER, partitions=3, replication_factor=1)
+        survivor = cluster.node(new.leader_id)
+        target = _log_end(survivor.metadata_log_dir)
+        created = time.monotonic()
+        wait_until(f"the job to audit {AFTER}", lambda: _job_figure(job, "kraft_audit_last_offset") >= target, 180)
+        print(f"\n{AFTER} audited {time.monotonic() - created:.1f} s after its create returned, "
+              f"the active controller and its sidecar lost")
+        for s in shippers:
+            if s is not lost:
+                assert s.stop() == 0
+        # each sidecar resumes from its own messages (kraft.node), not the newest of another
+        resumes = {c.node_id: find_resume({"bootstrap.servers": cluster.bootstrap}, SHIP_TOPIC, cluster.cluster_id,
+                                          node=c.node_id) for c in cluster.controllers}
+        job.stop()
+        job = None
+        final = _copy(survivor, tmp_path / "final")
+        survivor_alone, _ = _audit(cluster.cluster_id, final, addresses=addresses)
+    finally:
+        if job is not None:
+            job.stop()
+        for s in shippers:
+            if s.proc is not None and s.proc.poll() is None:
+                s.kill9()
+        cluster.close()
+
+    assert {BEFORE, AFTER} <= _names(survivor_alone)
+    assert all(r is not None for r in resumes.values())
+    assert resumes[old.node_id].next_offset < min(r.next_offset for n, r in resumes.items() if n != old.node_id)
+    assert _job_partitions(cfg.tables) == _partitions(survivor_alone)
+    assert read_rows(cfg.tables, QUARANTINE) == []

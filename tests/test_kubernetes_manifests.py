@@ -347,7 +347,7 @@ def test_the_shipper_runs_beside_the_controller():
     parsed = ship_arguments(args)  # the real command's parser takes them
     flags = dict(zip(args[::2], args[1::2]))
     assert parsed.topic == "kraft-metadata" and parsed.metrics_port == 9465
-    assert parsed.metrics_host == "0.0.0.0" and parsed.only_node == 0
+    assert parsed.metrics_host == "0.0.0.0" and parsed.only_node is None  # every sidecar ships
     assert parsed.bootstrap_servers.endswith(":9092")
     env = {e["name"]: e.get("value") for e in kafka["env"]}
     # it asks the quorum it runs in: the voters' controller listeners

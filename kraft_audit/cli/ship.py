@@ -37,9 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve the shipper's health here (0: any free port; -1: none)")
     parser.add_argument("--only-node", type=int, metavar="ID",
                         help="ship only when this log dir is node ID's (meta.properties node.id); "
-                             "otherwise stand by: one shipper per cluster, the same sidecar on "
-                             "every controller (two shippers of one cluster would interleave its "
-                             "offsets)")
+                             "otherwise stand by: one shipper per cluster, which that node's loss "
+                             "stops. Without it every controller's sidecar ships (with "
+                             "--bootstrap-controller their copies agree; the job takes each batch once)")
     parser.add_argument("--bootstrap-controller", action="append", default=[], metavar="HOST:PORT[,...]",
                         help="the audited cluster's controller listeners (repeatable): ship only "
                              "batches the quorum committed (DescribeQuorum's high watermark, "

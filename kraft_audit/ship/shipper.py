@@ -3,8 +3,13 @@
 The messages are `LogTail`'s shipments, keyed by cluster id (so one cluster's
 log stays in one partition, in order) through an idempotent producer (acks=all:
 a retry never doubles or reorders a batch). Where to go on after a restart is
-read from the topic itself: the newest message with this cluster's key says
-the file, position and next offset.
+read from the topic itself: the newest message with this cluster's key and this
+node's `kraft.node` header says the file, position and next offset.
+
+Every controller's sidecar may ship to the same topic: each resumes from its own
+messages, and the job takes each offset once (the others are duplicates). With the
+controllers given, what they ship is committed, and committed entries agree on every
+copy, so losing any one controller loses no audit.
 
 It rides out the cluster it ships to: while brokers are down or a partition's
 leader moves, every Kafka call (metadata, reading where to resume, producing,
@@ -45,6 +50,9 @@ log = logging.getLogger("kraft_audit.ship")
 # A KRaft batch is at most 8 MiB (the controller's max batch size); the topic needs
 # max.message.bytes at least that for the rare big one.
 MAX_MESSAGE_BYTES = 8 << 20
+
+# The node whose log dir a message came from (meta.properties' node.id), beside tail.py's headers.
+NODE_HEADER = "kraft.node"
 
 # How long Kafka may stay unreachable before the shipper gives up (seconds).
 DEFAULT_KAFKA_TIMEOUT = 300.0
@@ -140,9 +148,11 @@ def attempt_timeout(bound: float) -> float:
     return min(10.0, max(1.0, bound / 4))
 
 
-def find_resume(consumer_config: dict, topic: str, cluster_id: str, timeout: float = 30.0
-                ) -> Resume | None:
-    """The newest message of `cluster_id` in `topic` as a resume point (None: never shipped).
+def find_resume(consumer_config: dict, topic: str, cluster_id: str, timeout: float = 30.0,
+                node: int | None = None) -> Resume | None:
+    """The newest message of `cluster_id` in `topic` as a resume point (None: never shipped);
+    given `node`, the newest that node's shipper sent (header kraft.node: every controller's
+    sidecar may ship, each from its own log dir's files and positions).
     Reads each partition backwards from its end, a window at a time. A partition that
     cannot be read to its end (a broker down, a leader moving) raises KafkaUnreachable or a
     KafkaException: "never shipped" is said only of a topic read whole."""
@@ -151,6 +161,7 @@ def find_resume(consumer_config: dict, topic: str, cluster_id: str, timeout: flo
     consumer = Consumer({**consumer_config, "group.id": f"kraft-audit-ship-resume-{cluster_id}",
                          "enable.auto.commit": False, "enable.partition.eof": True})
     key = cluster_id.encode()
+    sender = None if node is None else str(node).encode()
     try:
         meta = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
         if meta is None:
@@ -166,7 +177,8 @@ def find_resume(consumer_config: dict, topic: str, cluster_id: str, timeout: flo
             window = 500
             while end > low:
                 start = max(low, end - window)
-                newest = _newest_with_key(consumer, TopicPartition(topic, partition, start), end, key, timeout)
+                newest = _newest_with_key(consumer, TopicPartition(topic, partition, start), end, key,
+                                          sender, timeout)
                 if newest is not None:
                     headers = dict(newest.headers() or [])
                     return Resume.from_headers(headers, len(newest.value()))
@@ -176,7 +188,7 @@ def find_resume(consumer_config: dict, topic: str, cluster_id: str, timeout: flo
         consumer.close()
 
 
-def _newest_with_key(consumer, tp, end: int, key: bytes, timeout: float):
+def _newest_with_key(consumer, tp, end: int, key: bytes, sender: bytes | None, timeout: float):
     from confluent_kafka import KafkaError, KafkaException
 
     consumer.assign([tp])
@@ -191,7 +203,7 @@ def _newest_with_key(consumer, tp, end: int, key: bytes, timeout: float):
             if msg.error().code() == KafkaError._PARTITION_EOF:
                 return newest
             raise KafkaException(msg.error())
-        if msg.key() == key:
+        if msg.key() == key and (sender is None or dict(msg.headers() or []).get(NODE_HEADER) == sender):
             newest = msg
         if msg.offset() >= end - 1:
             return newest
@@ -206,6 +218,7 @@ class Shipper:
                  kafka_timeout: float = DEFAULT_KAFKA_TIMEOUT, controllers: list[str] | None = None):
         self.log_dir = Path(log_dir)
         self.controllers = list(controllers or [])  # given: ship only what the quorum committed
+        self.node = self.node_id()
         self.cluster_id = cluster_id or read_meta_properties(self.log_dir).get("cluster.id") \
             or read_meta_properties(self.log_dir.parent).get("cluster.id")
         if not self.cluster_id:
@@ -256,7 +269,7 @@ class Shipper:
         try:
             resume = self.retry.call("reading where to resume", find_resume,
                                      self.client_config, self.topic, self.cluster_id,
-                                     timeout=attempt_timeout(self.kafka_timeout))
+                                     timeout=attempt_timeout(self.kafka_timeout), node=self.node)
         except ShipStopped:
             return
         tail = LogTail(self.log_dir, resume, self.controllers)
@@ -276,6 +289,7 @@ class Shipper:
         except KafkaException as exc:
             raise ConfigError(exc.args[0].str()) from None
         acked = {"next_offset": tail.next_offset}
+        sent_by = [] if self.node is None else [(NODE_HEADER, str(self.node).encode())]
         self.metrics.next_offset.set(tail.next_offset)
         key = self.cluster_id.encode()
 
@@ -304,7 +318,7 @@ class Shipper:
                 while pending:
                     s = pending[0]
                     try:
-                        producer.produce(self.topic, key=key, value=s.value, headers=s.headers(),
+                        producer.produce(self.topic, key=key, value=s.value, headers=s.headers() + sent_by,
                                          on_delivery=lambda err, msg, s=s: delivered(err, msg, s))
                     except BufferError:
                         break  # the producer's queue is full (Kafka slow or down): later

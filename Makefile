@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 WORKDIR ?= demo-out
 
-.PHONY: install podman image test-image test-variants prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix kafka-facts test-kafka-matrix kafka-release-check test-bugs controller-mutants-deps test-controller-mutants test-controller-mutants-full test-mutations fixtures-story fixtures-liveness delta-spark demo demo-kafka test test-fast compiled compiled-clean test-compiled bench bench-scale clean
+.PHONY: install podman image test-image test-variants test-raft-faults prometheus jmx-exporter spark-kafka k8s-schemas kafka kafka-matrix kafka-facts test-kafka-matrix kafka-release-check test-bugs controller-mutants-deps test-controller-mutants test-controller-mutants-full test-mutations fixtures-story fixtures-liveness delta-spark demo demo-kafka test test-fast compiled compiled-clean test-compiled bench bench-scale clean
 
 install: $(VENV)/.installed
 
@@ -160,6 +160,12 @@ test: install prometheus kafka delta-spark spark-kafka k8s-schemas
 # of it for its 25-minute budget; CI runs them (about 20 minutes).
 test-variants: install prometheus kafka delta-spark spark-kafka
 	$(BIN)/python -m pytest -q -m variants
+
+# A randomised fault loop on a real quorum for FAULT_SECONDS (default 240; FAULT_SEED to repeat
+# one): kill -9, SIGSTOP/SIGCONT and a cut-off leader among controllers, shippers and the job,
+# then every table equal to the committed log's audit (about 7 minutes).
+test-raft-faults: install kafka spark-kafka
+	$(BIN)/python -m pytest -q -s -m faults tests/test_kafka_faults.py
 
 # The contributors' loop: the tests that need no Spark, Kafka, Prometheus or Maven (pip and the
 # Spark operator's CRD), about 30 s.

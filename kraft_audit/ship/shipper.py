@@ -6,11 +6,6 @@ a retry never doubles or reorders a batch). Where to go on after a restart is
 read from the topic itself: the newest message with this cluster's key and this
 node's `kraft.node` header says the file, position and next offset.
 
-Every controller's sidecar may ship to the same topic: each resumes from its own
-messages, and the job takes each offset once (the others are duplicates). With the
-controllers given, what they ship is committed, and committed entries agree on every
-copy, so losing any one controller loses no audit.
-
 It rides out the cluster it ships to: while brokers are down or a partition's
 leader moves, every Kafka call (metadata, reading where to resume, producing,
 acknowledgements) is retried with backoff (0.5 s doubling to 10 s; librdkafka's
@@ -22,7 +17,10 @@ restarts it and it resumes from the topic.
 
 With the controllers (`controllers`, `ship --bootstrap-controller`) it ships only what
 the quorum committed (kraft_audit/ship/tail.py), so a deposed leader's sidecar never
-puts the tail that a later leader replaced in the topic.
+puts the tail that a later leader replaced in the topic. Then every controller's sidecar
+may ship to the same topic: each resumes from its own messages, the job takes each
+offset once (the others are duplicates), committed entries agree on every copy, and
+losing any one controller loses no audit.
 
 Health on Prometheus (its own endpoint): the next offset to ship, the log's
 end, the lag between them, batches and bytes shipped, errors by kind, and

@@ -69,7 +69,7 @@ class CoreSettings:
     # The log as the quorum commits it (core/raft.py): how many records may wait behind a hole
     # in the input (offsets no copy has shown) for it to fill before the audit goes on without
     # it, saying so (None: for ever; 0: at once, the reader that skipped reporting it, as one
-    # pass over one log does; the streaming job waits: spark/operator.py JOB_SETTINGS)
+    # pass over one log does, and the streaming job unless `audit.settings` says otherwise)
     hole_patience_records: int | None = 0
     # how many records not proven committed are held (audited only as provisional) before the
     # oldest are audited without proof, saying so (None: no bound; the job bounds its state)

@@ -239,6 +239,11 @@ def test_the_spark_application_is_wired_to_its_objects():
     [config] = [n for n, v in volumes.items()
                 if v.get("configMap", {}).get("name") == config_map["metadata"]["name"]]
     job_config = yaml.safe_load(config_map["data"]["audit.yaml"])
+    # the log dir is read only as far as the quorum of the sidecars' manifest committed it
+    [controllers] = by_kind("shipper-sidecar.yaml")["StatefulSet"]
+    [kafka] = [c for c in controllers["spec"]["template"]["spec"]["containers"] if c["name"] == "kafka"]
+    voters = next(e["value"] for e in kafka["env"] if e["name"] == "KAFKA_CONTROLLER_QUORUM_VOTERS")
+    assert job_config["sources"]["bootstrap_controllers"] == [v.split("@")[1] for v in voters.split(",")]
     for role_spec in (spec["driver"], spec["executor"]):
         mounts = {m["name"]: m for m in role_spec["volumeMounts"]}
         assert set(mounts) <= set(volumes)

@@ -24,7 +24,7 @@ The audit must take only what the quorum committed:
   dir ships none of the deposed tail and then exactly the committed history: what a topic
   the job reads would hold;
 - every controller's sidecar shipping to one topic: losing the active controller and its
-  sidecar for good loses no audit (a variant: `make test-variants`).
+  sidecar for good loses no audit.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from kraft_audit.tables.read import read_rows
 from kraft_audit.testing.realkafka.cluster import KafkaCluster, KafkaNode, wait_until
 from kraft_audit.testing.realkafka.ship_process import TOPIC as SHIP_TOPIC, ShipProcess, create_topic
 from kraft_audit.testing.realkafka.tools import TOOL_JVM_OPTS, TOPIC_COMMAND, main_class
-from services import KAFKA_VERSIONS, kafka_lines_beyond_the_first_as_variants
+from services import kafka_lines_beyond_the_first_as_variants
 
 pytestmark = pytest.mark.kafka
 
@@ -266,14 +266,14 @@ def _job_figure(job: AuditJob, name: str) -> float:
 
 
 @pytest.mark.spark
-@pytest.mark.variants  # (a cluster and a streaming job of its own: make test's budget)
-def test_every_controller_ships_and_losing_the_active_one_for_good_loses_no_audit(tmp_path, spark):
+@pytest.mark.parametrize("version", kafka_lines_beyond_the_first_as_variants())
+def test_every_controller_ships_and_losing_the_active_one_for_good_loses_no_audit(version, tmp_path, spark):
     """Every controller's sidecar ships to one topic, asking the quorum: the job gets each
     committed batch from each of them and takes it once. The active controller and its
     sidecar are then lost for good (kill -9): the others' shipping carries the audit on, a
     topic created after it is audited, and the job's tables equal the audit of a survivor's
     final log, with nothing quarantined."""
-    cluster = KafkaCluster(KAFKA_VERSIONS[0], tmp_path / "kafka", brokers=1, controllers=3)
+    cluster = KafkaCluster(version, tmp_path / "kafka", brokers=1, controllers=3)
     addresses = [f"127.0.0.1:{c.port}" for c in cluster.controllers]
     cfg = load_config(None, {"checkpoint": str(tmp_path / "job" / "ck"), "tables": str(tmp_path / "job" / "tables"),
                              "audit.buckets": 2, "trigger.interval": "1 second", "metrics.port": 0,

@@ -295,6 +295,7 @@ def test_every_controller_ships_and_losing_the_active_one_for_good_loses_no_audi
         target = _log_end(old.metadata_log_dir)
         wait_until(f"the job to audit {BEFORE}", lambda: _job_figure(job, "kraft_audit_last_offset") >= target, 180)
         assert _job_figure(job, "kraft_audit_duplicates_total") > 0  # the same batches, from each sidecar
+        assert [s.proc.poll() for s in shippers] == [None] * 3, [s.log_text()[-500:] for s in shippers]
 
         lost = shippers[cluster.controllers.index(old)]
         lost.kill9()

@@ -16,9 +16,21 @@ TOPIC = "kraft-metadata"
 
 def create_topic(cluster: KafkaCluster, topic: str = TOPIC) -> None:
     """The shipper's topic on the cluster itself: replicated, writable with a broker down,
-    messages as big as a KRaft batch can be."""
+    messages as big as a KRaft batch can be; returns once every broker's metadata has it,
+    each partition with a leader (a shipper started before that is told the topic does not
+    exist, and exits 3 for its supervisor to restart it)."""
+    from confluent_kafka.admin import AdminClient
+
     cluster.tools.create_topic(topic, partitions=2, replication_factor=min(3, len(cluster.brokers)),
                                configs={"min.insync.replicas": "1", "max.message.bytes": str(9 << 20)})
+    for broker in cluster.brokers:
+        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{broker.port}", "log_level": 2})
+
+        def known(admin=admin) -> bool:
+            meta = admin.list_topics(topic, timeout=5).topics.get(topic)
+            return (meta is not None and meta.error is None and len(meta.partitions) == 2
+                    and all(p.leader >= 0 for p in meta.partitions.values()))
+        wait_until(f"topic {topic} in {broker}'s metadata", known, 60)
 
 
 def key_partition(key: bytes, partitions: int) -> int:
